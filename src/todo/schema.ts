@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
+import { TODO_STATUSES } from './todo-item';
+
+/** The status enum as a zod schema. */
+export const todoStatusSchema = z.enum(TODO_STATUSES);
+
+/**
+ * The argument schema of `todo_write`, strict at every level: an unknown property is an error,
+ * never dropped, because the logged snapshot must equal what the model believes it wrote.
+ * The bounds are part of the schema so the JSON Schema a model is shown carries them too.
+ */
+export function todoWriteArgsSchema(bounds: TodoBounds = DEFAULT_TODO_BOUNDS) {
+  const item = z.strictObject({
+    content: z
+      .string()
+      .max(bounds.maxContentLength)
+      .describe('What the task is: a short imperative line, unique within the list.'),
+    status: todoStatusSchema.describe('pending, in_progress (being worked on now) or completed.'),
+  });
+  return z.strictObject({
+    todos: z
+      .array(item)
+      .max(bounds.maxItems)
+      .describe('The COMPLETE task list. It replaces the previous list entirely.'),
+  });
+}
+
+/** The argument object of `todo_write`: exactly what a model sends as the tool's arguments. */
+export type TodoWriteArgs = z.infer<ReturnType<typeof todoWriteArgsSchema>>;
