@@ -1,0 +1,81 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
+import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { bundleSessionWorkflows } from './workflow-bundle';
+
+/** Options of {@link createWorker}. The policy is required and has no default. */
+export interface CreateWorkerOptions extends TodoPolicy {
+  /** Connection settings; each missing one is read from the environment (`TEMPORAL_ADDRESS`, …). */
+  temporal?: Partial<TemporalConfig>;
+  /** An existing connection to share; otherwise the worker opens (and later closes) its own. */
+  connection?: NativeConnection;
+  /** Workflows kept in memory between tasks; 0 forces a full replay on every task. */
+  maxCachedWorkflows?: number;
+  /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
+  workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath'>;
+}
+
+/** A session worker: Temporal's worker plus the connection it owns. */
+export interface SessionWorker {
+  /** The underlying Temporal worker (state, shutdown, metrics). */
+  readonly worker: Worker;
+  readonly taskQueue: string;
+  readonly namespace: string;
+  readonly policy: TodoPolicy;
+  /** Polls until {@link shutdown} (or a fatal error); closes a connection it opened itself. */
+  run(): Promise<void>;
+  /** Starts a graceful shutdown; `run()` resolves when it completes. */
+  shutdown(): void;
+}
+
+/**
+ * Creates a worker that runs session workflows under the deployment's parallel policy.
+ *
+ * @throws TypeError naming `allowParallelInProgress` when the policy is missing or not a boolean
+ *   (the type system already refuses an omitted policy).
+ * @example
+ * const w = await createWorker({ allowParallelInProgress: false });
+ * await w.run();
+ */
+export async function createWorker(options: CreateWorkerOptions): Promise<SessionWorker> {
+  assertTodoPolicy(options, 'createWorker() options');
+  const policy: TodoPolicy = { allowParallelInProgress: options.allowParallelInProgress };
+  const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(options.temporal ?? {}) };
+  const bundle = await bundleSessionWorkflows(policy);
+  const owned = options.connection === undefined;
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      ...options.workerOptions,
+      connection,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      workflowBundle: bundle,
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    });
+  } catch (error) {
+    if (owned) await connection.close();
+    throw error;
+  }
+  return {
+    worker,
+    taskQueue: config.taskQueue,
+    namespace: config.namespace,
+    policy,
+    async run() {
+      try {
+        await worker.run();
+      } finally {
+        if (owned) await connection.close();
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
