@@ -161,7 +161,8 @@ export class SessionClient {
   async replay(source: string | HistoryJson, policy: TodoPolicy): Promise<ReplayReport> {
     const history = typeof source === 'string' ? await this.exportHistory(source) : source;
     // Loaded on demand: replay needs the worker package, plain clients do not.
-    const { replaySessionHistory } = await import('../worker/replay');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { replaySessionHistory } = require('../worker/replay') as typeof import('../worker/replay');
     return replaySessionHistory(history, policy, typeof source === 'string' ? source : undefined);
   }
 

@@ -1,6 +1,7 @@
 export { acceptTodoWrite, trimTodoWriteArgs } from './acceptance';
 export { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 export { countTodos, renderCounts } from './counts';
+export { renderTodoList, STATUS_MARKS } from './render-list';
 export {
   describeTodoWrite,
   TODO_WRITE_TOOL_NAME,

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+'use strict';
+// Runs the compiled CLI (built by `npm run build`, which `npm ci` runs through `prepare`);
+// falls back to the TypeScript sources through tsx in a checkout that has not been built.
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+const compiled = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
+if (existsSync(compiled) && process.env.AGENT_SESSIONS_FROM_SOURCE !== '1') {
+  require(compiled).main(process.argv);
+} else {
+  require('tsx/cjs');
+  require(join(__dirname, '..', 'src', 'cli', 'main.ts')).main(process.argv);
+}

@@ -1,0 +1,105 @@
+import { isServing, startDevServer, type DevServerHandle } from '../devserver';
+import { temporalConfigFromEnv } from '../config/temporal-config';
+import type { TodoPolicy } from '../todo';
+import { createWorker } from '../worker/create-worker';
+import { quietTemporalRuntime } from './quiet-runtime';
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+interface LocalServerOptions {
+  port: number;
+  uiPort?: number;
+  db?: string;
+}
+
+async function startLocalServer(options: LocalServerOptions): Promise<DevServerHandle> {
+  return startDevServer({
+    port: options.port,
+    ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
+    ...(options.db !== undefined ? { dbFile: options.db } : {}),
+  });
+}
+
+/** `agent-sessions dev`: the local Temporal server in the foreground. */
+export async function runDevServer(options: LocalServerOptions): Promise<void> {
+  const server = await startLocalServer(options);
+  process.stderr.write(
+    `Temporal dev server at ${server.address}` +
+      `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}. Ctrl-C stops it.\n`,
+  );
+  const stopped = await Promise.race([untilStopSignal(), server.exited.then((code) => code)]);
+  if (typeof stopped === 'string') {
+    await server.stop();
+    return;
+  }
+  throw new Error(`the Temporal dev server exited by itself (code ${String(stopped)})`);
+}
+
+/** `agent-sessions worker`: a session worker until SIGINT/SIGTERM. */
+export async function runWorker(policy: TodoPolicy): Promise<void> {
+  quietTemporalRuntime();
+  const sessionWorker = await createWorker(policy);
+  const config = temporalConfigFromEnv();
+  process.stderr.write(
+    `worker polling task queue "${sessionWorker.taskQueue}" on ${config.address} (namespace ${sessionWorker.namespace}), ` +
+      `allowParallelInProgress=${policy.allowParallelInProgress}\n`,
+  );
+  const running = sessionWorker.run();
+  await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
+  await running;
+}
+
+/**
+ * `agent-sessions up` (`npm start`): a local server (reused when one already answers; none with
+ * `TEMPORAL_ADDRESS` set) and a worker, until SIGINT/SIGTERM.
+ */
+export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Promise<void> {
+  let server: DevServerHandle | undefined;
+  let uiUrl: string | undefined;
+  if (process.env.TEMPORAL_ADDRESS === undefined || process.env.TEMPORAL_ADDRESS.trim() === '') {
+    const address = `127.0.0.1:${options.port}`;
+    if (await isServing(address)) {
+      process.stderr.write(`reusing the Temporal server that already answers at ${address}\n`);
+    } else {
+      server = await startLocalServer(options);
+      uiUrl = server.uiUrl;
+    }
+    process.env.TEMPORAL_ADDRESS = address;
+  }
+  try {
+    quietTemporalRuntime();
+    const sessionWorker = await createWorker(policy);
+    const config = temporalConfigFromEnv();
+    const env = config.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${config.address} `;
+    process.stdout.write(
+      [
+        'agent-sessions is running.',
+        `  Temporal server: ${config.address} (namespace ${config.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
+        ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
+        `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
+        'Try, in another terminal:',
+        `  ${env}npx agent-sessions start demo`,
+        `  ${env}npx agent-sessions write demo --json '{"todos":[{"content":"Run lint","status":"in_progress"},{"content":"Fix errors","status":"pending"}]}'`,
+        `  ${env}npx agent-sessions todos demo`,
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+    const running = sessionWorker.run();
+    await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
+    await running;
+  } finally {
+    await server?.stop();
+  }
+}

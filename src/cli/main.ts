@@ -1,0 +1,262 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { AgentSessionsError, SessionClient, TodoRejectedError } from '../client';
+import { temporalConfigFromEnv, TEMPORAL_DEFAULTS } from '../config/temporal-config';
+import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
+import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
+import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
+import { runDevServer, runUp, runWorker } from './long-running';
+import { quietTemporalRuntime } from './quiet-runtime';
+
+/** Exit codes of the CLI. */
+export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
+
+const POLICY_HELP = `true or false: may several todos be in_progress at once (env ${POLICY_ENV})`;
+
+/** Builds the `agent-sessions` command line. Exported for tests and embedding. */
+export function buildProgram(): Command {
+  const program = new Command('agent-sessions')
+    .description('Durable AI-agent sessions on Temporal: validated todo_write updates, turns and a todos query.')
+    .addHelpText(
+      'after',
+      `\nConnection (environment): TEMPORAL_ADDRESS (default ${TEMPORAL_DEFAULTS.address}), TEMPORAL_NAMESPACE ` +
+        `(default ${TEMPORAL_DEFAULTS.namespace}), AGENT_SESSIONS_TASK_QUEUE (default ${TEMPORAL_DEFAULTS.taskQueue}),\n` +
+        'TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME.',
+    )
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('dev')
+    .description('run the local Temporal development server in the foreground until SIGINT/SIGTERM')
+    .option('--port <port>', 'frontend (gRPC) port', parsePort, 7233)
+    .option('--ui-port <port>', 'Web UI port (default: port + 1000)', parsePort)
+    .option('--db <file>', 'SQLite file that keeps the server state (default: data/temporal.sqlite)')
+    .action(async (options: { port: number; uiPort?: number; db?: string }) => runDevServer(options));
+
+  program
+    .command('worker')
+    .description('run a session worker until SIGINT/SIGTERM')
+    .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
+    .action(async (options: { allowParallelInProgress?: string }) =>
+      runWorker(policyFrom(options.allowParallelInProgress)),
+    );
+
+  program
+    .command('up')
+    .description('the main job: the local Temporal server (reused when one answers) plus a worker (what `npm start` runs)')
+    .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
+    .option('--port <port>', 'frontend port of the local server', parsePort, 7233)
+    .option('--ui-port <port>', 'Web UI port of the local server', parsePort)
+    .option('--db <file>', 'SQLite file of the local server')
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string }) =>
+      runUp(policyFrom(options.allowParallelInProgress), options),
+    );
+
+  program
+    .command('start')
+    .description('start a session; starting a running one succeeds and changes nothing')
+    .argument('<session-id>')
+    .action(async (sessionId: string) =>
+      withClient(async (client) => {
+        const result = await client.start(sessionId);
+        print(result.created ? `started session ${sessionId}` : `session ${sessionId} is already running`);
+      }),
+    );
+
+  program
+    .command('turn-start')
+    .description('start a new turn: the list is cleared until the next write')
+    .argument('<session-id>')
+    .action(async (sessionId: string) =>
+      withClient(async (client) => {
+        await client.turnStart(sessionId);
+        print(`turn started in session ${sessionId}`);
+      }),
+    );
+
+  program
+    .command('turn-end')
+    .description('end the current turn: the list stays visible')
+    .argument('<session-id>')
+    .action(async (sessionId: string) =>
+      withClient(async (client) => {
+        await client.turnEnd(sessionId);
+        print(`turn ended in session ${sessionId}`);
+      }),
+    );
+
+  program
+    .command('write')
+    .description('todo_write: replace the list with {"todos":[...]} given with --json or on stdin')
+    .argument('<session-id>')
+    .option('--json <args>', 'the tool-argument object {"todos":[{"content":"…","status":"pending"}]}')
+    .option('--update-id <id>', 'update id: a write retried with the same id is applied once')
+    .action(async (sessionId: string, options: { json?: string; updateId?: string }) => {
+      const args = parseJsonArgument(options.json ?? readStdin(), options.json !== undefined ? '--json' : 'stdin');
+      await withClient(async (client) => {
+        const result = await client.todoWrite(sessionId, args, options.updateId !== undefined ? { updateId: options.updateId } : {});
+        print(renderCounts(result));
+      });
+    });
+
+  program
+    .command('todos')
+    .description('the current list')
+    .argument('<session-id>')
+    .option('--json', 'print the JSON array, or null when the current turn has no list')
+    .action(async (sessionId: string, options: { json?: boolean }) =>
+      withClient(async (client) => {
+        const todos = await client.todos(sessionId);
+        print(options.json === true ? JSON.stringify(todos) : renderTodoList(todos));
+      }),
+    );
+
+  program
+    .command('session')
+    .description('turn, list, counts and version of a session')
+    .argument('<session-id>')
+    .option('--json', 'print the session state as JSON')
+    .action(async (sessionId: string, options: { json?: boolean }) =>
+      withClient(async (client) => {
+        const s = await client.session(sessionId);
+        if (options.json === true) return print(JSON.stringify(s));
+        print(
+          `session ${s.sessionId}: ${s.closed ? 'closed' : 'open'}, turn ${s.turn} ${s.turnOpen ? '(in progress)' : '(ended)'}, ` +
+            `version ${s.version}\n${renderTodoList(s.todos, '  ')}`,
+        );
+      }),
+    );
+
+  program
+    .command('close')
+    .description('close a session: its workflow completes, its list and history stay readable')
+    .argument('<session-id>')
+    .action(async (sessionId: string) =>
+      withClient(async (client) => {
+        await client.close(sessionId);
+        print(`closed session ${sessionId}`);
+      }),
+    );
+
+  program
+    .command('history')
+    .description('the session history as JSON, in the format of `temporal workflow show --output json`')
+    .argument('<session-id>')
+    .option('--out <file>', 'write it to a file instead of stdout')
+    .action(async (sessionId: string, options: { out?: string }) =>
+      withClient(async (client) => {
+        const json = `${JSON.stringify(await client.exportHistory(sessionId), null, 2)}\n`;
+        if (options.out === undefined) process.stdout.write(json);
+        else {
+          writeFileSync(options.out, json);
+          process.stderr.write(`wrote the history of ${sessionId} to ${options.out}\n`);
+        }
+      }),
+    );
+
+  program
+    .command('replay')
+    .description('replay a session history against the current workflow code; print the final list as JSON')
+    .argument('[session-id]', 'fetch the history of this session')
+    .option('--file <file>', 'replay a history file instead (as written by `history` or `temporal workflow show -o json`)')
+    .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
+    .action(async (sessionId: string | undefined, options: { file?: string; allowParallelInProgress?: string }) => {
+      const policy = policyFrom(options.allowParallelInProgress);
+      if ((sessionId === undefined) === (options.file === undefined)) {
+        throw new UsageError('replay takes either a <session-id> or --file FILE (exactly one)');
+      }
+      quietTemporalRuntime();
+      if (options.file !== undefined) {
+        const text = readFileOrFail(options.file);
+        const report = await replaySessionHistory(text, policy);
+        print(JSON.stringify(report.final.todos));
+        return;
+      }
+      await withClient(async (client) => {
+        const report = await client.replay(sessionId as string, policy);
+        print(JSON.stringify(report.final.todos));
+      });
+    });
+
+  program
+    .command('tool-definition')
+    .description('print the todo_write function definition (OpenAI-compatible) a model is given under a policy')
+    .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
+    .action((options: { allowParallelInProgress?: string }) => {
+      print(JSON.stringify(todoWriteToolDefinition(policyFrom(options.allowParallelInProgress)), null, 2));
+    });
+
+  return program;
+}
+
+/**
+ * Runs the CLI and exits: 0 on success, 1 when a command fails (a rejected write, an unknown
+ * session, an unreachable server), 2 for a missing or malformed setting. Errors are printed as
+ * one sentence, never a stack trace.
+ */
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (error) {
+    process.stderr.write(`agent-sessions: ${explain(error)}\n`);
+    process.exitCode = error instanceof UsageError ? EXIT.usage : EXIT.failed;
+  }
+}
+
+function explain(error: unknown): string {
+  if (error instanceof TodoRejectedError || error instanceof AgentSessionsError || error instanceof ReplayFailedError) {
+    return error.message;
+  }
+  if (error instanceof UsageError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/UNAVAILABLE|ECONNREFUSED|Failed to connect|deadline/i.test(message)) {
+    const { address, namespace } = temporalConfigFromEnv();
+    return `cannot reach Temporal at ${address} (namespace ${namespace}): ${message}. Is a server running? Start one with \`agent-sessions dev\` or set TEMPORAL_ADDRESS.`;
+  }
+  return message;
+}
+
+async function withClient(action: (client: SessionClient) => Promise<void>): Promise<void> {
+  const client = await SessionClient.connect();
+  try {
+    await action(client);
+  } finally {
+    await client.closeConnection();
+  }
+}
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`not a port number: ${JSON.stringify(value)}`);
+  return port;
+}
+
+function readStdin(): string {
+  if (process.stdin.isTTY) {
+    throw new UsageError('give the tool arguments {"todos":[...]} with --json or on standard input');
+  }
+  return readFileSync(0, 'utf8');
+}
+
+function readFileOrFail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+function parseJsonArgument(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliInputError(`the arguments from ${source} are not valid JSON (${(error as Error).message}); expected {"todos":[...]}`);
+  }
+}
+
+/** Bad input given to a command: exit 1 like a rejected write, not a usage error. */
+class CliInputError extends Error {}
