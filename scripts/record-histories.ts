@@ -1,0 +1,78 @@
+/**
+ * Records the session histories that the replay tests keep under test/histories/, against a
+ * real Temporal server (TEMPORAL_ADDRESS, or a dev server started for the occasion):
+ *   parallel-policy.json  written under allowParallelInProgress=true (two in_progress at once)
+ *   single-policy.json    written under allowParallelInProgress=false
+ * and two broken copies of the first, each with one todo_write edited by hand in its payload:
+ *   broken-untrimmed.json (a content with leading spaces) and broken-repeated.json (a content repeated).
+ *
+ * Run: npx tsx scripts/record-histories.ts
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HistoryJson } from '../src/history/session-history';
+import type { TodoPolicy } from '../src/todo';
+import { connectClient, startWorker, todo, uniqueId } from '../test/helpers';
+
+const OUT = join(__dirname, '..', 'test', 'histories');
+
+async function record(policy: TodoPolicy): Promise<HistoryJson> {
+  const taskQueue = uniqueId('record');
+  const worker = await startWorker(policy, taskQueue);
+  const client = await connectClient(taskQueue);
+  const id = uniqueId(policy.allowParallelInProgress ? 'parallel' : 'single');
+  try {
+    await client.start(id);
+    await client.turnStart(id);
+    await client.todoWrite(id, { todos: [todo('Read the failing test'), todo('Fix the parser'), todo('Update docs')] });
+    await client.todoWrite(id, {
+      todos: policy.allowParallelInProgress
+        ? [todo('Read the failing test', 'completed'), todo('Fix the parser', 'in_progress'), todo('Update docs', 'in_progress')]
+        : [todo('Read the failing test', 'completed'), todo('Fix the parser', 'in_progress'), todo('Update docs')],
+    });
+    await client.turnEnd(id);
+    await client.turnStart(id);
+    await client.todoWrite(id, { todos: [todo('Release', 'in_progress')] });
+    await client.todoWrite(id, {
+      todos: policy.allowParallelInProgress
+        ? [todo('Release', 'in_progress'), todo('Announce', 'in_progress')]
+        : [todo('Release', 'completed'), todo('Announce', 'in_progress')],
+    });
+    await client.turnEnd(id);
+    await client.close(id);
+    return await client.exportHistory(id);
+  } finally {
+    await client.closeConnection();
+    await worker.stop();
+  }
+}
+
+/** Edits the first todo_write's first content in place, the way a person would corrupt a log. */
+function breakHistory(history: HistoryJson, edit: (todos: Array<{ content: string; status: string }>) => void): HistoryJson {
+  const copy = JSON.parse(JSON.stringify(history)) as HistoryJson;
+  for (const event of copy.events as Array<Record<string, any>>) {
+    const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+    if (input?.name !== 'todo_write') continue;
+    const payload = input.args.payloads[0];
+    const args = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+    edit(args.todos);
+    payload.data = Buffer.from(JSON.stringify(args)).toString('base64');
+    return copy;
+  }
+  throw new Error('no todo_write in the history');
+}
+
+async function main(): Promise<void> {
+  const parallel = await record({ allowParallelInProgress: true });
+  const single = await record({ allowParallelInProgress: false });
+  const save = (name: string, history: HistoryJson): void =>
+    writeFileSync(join(OUT, name), `${JSON.stringify(history, null, 2)}\n`);
+  save('parallel-policy.json', parallel);
+  save('single-policy.json', single);
+  save('broken-untrimmed.json', breakHistory(parallel, (todos) => { todos[0]!.content = `  ${todos[0]!.content}`; }));
+  save('broken-repeated.json', breakHistory(parallel, (todos) => { todos[1]!.content = todos[0]!.content; }));
+  process.stdout.write(`wrote 4 histories to ${OUT}\n`);
+  process.exit(0);
+}
+
+void main();

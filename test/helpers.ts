@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { SessionClient, TodoRejectedError } from '../src/client';
+import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
+import type { HistoryJson } from '../src/history/session-history';
+import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
+import { createWorker, type SessionWorker } from '../src/worker';
+
+/** Root of the checkout, for running the CLI. */
+export const ROOT = join(__dirname, '..');
+
+try {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+} catch {
+  // Installed already by another helper import in this process.
+}
+
+let ownServer: Promise<DevServerHandle> | undefined;
+
+/**
+ * The Temporal server the tests use: `TEMPORAL_ADDRESS` (set by `npm test`'s runner), else a
+ * dev server this test process starts for itself on free ports and kills when it exits.
+ */
+export async function temporalAddress(): Promise<string> {
+  const given = process.env.TEMPORAL_ADDRESS;
+  if (given !== undefined && given !== '') return given;
+  ownServer ??= (async () => {
+    const port = await findFreePort();
+    const server = await startDevServer({
+      port,
+      uiPort: false,
+      stdio: 'ignore',
+      dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-test-')), 'temporal.sqlite'),
+    });
+    process.once('exit', () => {
+      if (server.pid !== undefined) process.kill(server.pid, 'SIGKILL');
+    });
+    return server;
+  })();
+  return (await ownServer).address;
+}
+
+/** A fresh id for a session or task queue, so test files never see each other's state. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A running worker started for a test, and how to stop it. */
+export interface TestWorker {
+  sessionWorker: SessionWorker;
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a session worker on `taskQueue` under `policy` against the test server. */
+export async function startWorker(
+  policy: TodoPolicy,
+  taskQueue: string,
+  options: { maxCachedWorkflows?: number } = {},
+): Promise<TestWorker> {
+  const sessionWorker = await createWorker({
+    ...policy,
+    temporal: { address: await temporalAddress(), taskQueue },
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+  });
+  const running = sessionWorker.run();
+  return {
+    sessionWorker,
+    running,
+    async stop() {
+      sessionWorker.shutdown();
+      await running;
+    },
+  };
+}
+
+/** A client on the test server and `taskQueue`. */
+export async function connectClient(taskQueue: string): Promise<SessionClient> {
+  return SessionClient.connect({ address: await temporalAddress(), taskQueue });
+}
+
+/** Asserts that a write was refused under `rule`, with a message matching `pattern` if given. */
+export async function assertRejected(write: Promise<unknown>, rule: RejectionRule, pattern?: RegExp): Promise<TodoRejectedError> {
+  try {
+    await write;
+  } catch (error) {
+    assert.ok(error instanceof TodoRejectedError, `expected TodoRejectedError, got ${String(error)}`);
+    assert.equal(error.rule, rule, error.message);
+    if (pattern !== undefined) assert.match(error.message, pattern);
+    return error;
+  }
+  assert.fail(`expected the write to be rejected under ${rule}, but it was accepted`);
+}
+
+/** How many updates named `name` a history holds as accepted. */
+export function countAcceptedUpdates(history: HistoryJson, name = 'todo_write'): number {
+  return history.events.filter((event) => {
+    const accepted = (event as { workflowExecutionUpdateAcceptedEventAttributes?: { acceptedRequest?: { input?: { name?: string } } } })
+      .workflowExecutionUpdateAcceptedEventAttributes;
+    return accepted?.acceptedRequest?.input?.name === name;
+  }).length;
+}
+
+/** Shorthand for a todo. */
+export function todo(content: string, status: TodoItem['status'] = 'pending'): TodoItem {
+  return { content, status };
+}
+
+/** What a finished process printed. */
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `agent-sessions <args>` as a user would, against the test server. */
+export async function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<ProcessResult> {
+  const env = { ...process.env, TEMPORAL_ADDRESS: await temporalAddress(), ...options.env };
+  return runProcess(process.execPath, [join(ROOT, 'bin', 'agent-sessions.js'), ...args], env, options.input);
+}
+
+/** Runs the `temporal` CLI (a foreign client) against the test server. */
+export async function runTemporalCli(args: string[]): Promise<ProcessResult> {
+  const binary = await findTemporalCli();
+  return runProcess(binary, [...args, '--address', await temporalAddress()], process.env);
+}
+
+function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(command, args, { env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error !== null && typeof error.code !== 'number') return reject(error);
+      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
+    });
+    if (input !== undefined) child.stdin?.end(input);
+    else child.stdin?.end();
+  });
+}
+
+/** Spawns a long-running CLI command (a worker) and returns it, with its output collected. */
+export async function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'agent-sessions.js'), ...args], {
+    env: { ...process.env, TEMPORAL_ADDRESS: await temporalAddress(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}

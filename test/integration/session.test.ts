@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SessionClosedError, SessionNotFoundError, type SessionClient } from '../../src/client';
+import {
+  assertRejected,
+  connectClient,
+  countAcceptedUpdates,
+  runTemporalCli,
+  startWorker,
+  todo,
+  uniqueId,
+  type TestWorker,
+} from '../helpers';
+
+const taskQueue = uniqueId('session-test');
+let worker: TestWorker;
+let client: SessionClient;
+
+before(async () => {
+  worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
+  client = await connectClient(taskQueue);
+});
+
+after(async () => {
+  await client.closeConnection();
+  await worker.stop();
+});
+
+describe('todo_write', () => {
+  test('an accepted write returns the counts and the render line, and the query answers the list', async () => {
+    const id = uniqueId('accept');
+    await client.start(id);
+    const result = await client.todoWrite(id, {
+      todos: [todo('Run lint', 'completed'), todo('Fix errors', 'in_progress'), todo('Re-run lint'), todo('Commit')],
+    });
+    assert.deepEqual(result, {
+      pending: 2,
+      in_progress: 1,
+      completed: 1,
+      message: 'Updated todo list: 2 pending, 1 in progress, 1 completed',
+      version: 1,
+    });
+    assert.deepEqual(await client.todos(id), [
+      todo('Run lint', 'completed'),
+      todo('Fix errors', 'in_progress'),
+      todo('Re-run lint'),
+      todo('Commit'),
+    ]);
+  });
+
+  test('a write replaces the whole list and writing the same list twice gives the same state', async () => {
+    const id = uniqueId('replace');
+    await client.start(id);
+    await client.todoWrite(id, { todos: [todo('a'), todo('b')] });
+    await client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
+    await client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
+    assert.deepEqual(await client.todos(id), [todo('c', 'in_progress')]);
+    assert.equal((await client.session(id)).version, 3);
+  });
+
+  test('the client trims content before sending, so the stored item holds the trimmed text', async () => {
+    const id = uniqueId('trim');
+    await client.start(id);
+    await client.todoWrite(id, { todos: [todo('  Run lint \n'), todo('\tFix')] });
+    assert.deepEqual(await client.todos(id), [todo('Run lint'), todo('Fix')]);
+  });
+
+  test('a rejected write leaves nothing in the exported history', async () => {
+    const id = uniqueId('reject');
+    await client.start(id);
+    await client.todoWrite(id, { todos: [todo('only', 'in_progress')] });
+    await assertRejected(client.todoWrite(id, { todos: [todo('a', 'in_progress'), todo('b', 'in_progress')] }), 'parallel-in-progress', /got 2/);
+    await assertRejected(client.todoWrite(id, { todos: [todo('a'), todo(' a ')] }), 'duplicate-content', /todos\[1\]\.content "a"/);
+    await assertRejected(client.todoWrite(id, { todos: [{ content: 'a', status: 'pending', priority: 1 }] }), 'shape', /"priority"/);
+    await assertRejected(client.todoWrite(id, { todos: [todo('   ')] }), 'empty-content', /todos\[0\]\.content/);
+    await assertRejected(client.todoWrite(id, { todos: [{ content: 'a', status: 'done' }] }), 'shape', /"done"/);
+    await assertRejected(client.todoWrite(id, { todos: 'a list' }), 'shape', /todos must be an array/);
+    const history = await client.exportHistory(id);
+    assert.equal(countAcceptedUpdates(history), 1, 'only the one accepted write is in history');
+    assert.deepEqual(await client.todos(id), [todo('only', 'in_progress')]);
+    assert.equal((await client.session(id)).version, 1);
+  });
+
+  test('a write to a session that does not exist fails with SessionNotFoundError, never silently', async () => {
+    await assert.rejects(client.todoWrite(uniqueId('missing'), { todos: [] }), SessionNotFoundError);
+    await assert.rejects(client.todoWrite('', { todos: [] }), /session id is required/);
+  });
+});
+
+describe('turns and closing', () => {
+  test('turn/start clears the list, turn/end keeps it, and the session query follows the turns', async () => {
+    const id = uniqueId('turns');
+    await client.start(id);
+    await client.turnStart(id);
+    await client.todoWrite(id, { todos: [todo('plan', 'completed')] });
+    await client.turnEnd(id);
+    assert.deepEqual(await client.todos(id), [todo('plan', 'completed')], 'the finished list stays visible after turn/end');
+    let session = await client.session(id);
+    assert.equal(session.turn, 1);
+    assert.equal(session.turnOpen, false);
+    await client.turnStart(id);
+    assert.equal(await client.todos(id), null, 'a new turn starts with no plan');
+    session = await client.session(id);
+    assert.deepEqual(
+      { turn: session.turn, turnOpen: session.turnOpen, todos: session.todos, version: session.version, counts: session.counts },
+      { turn: 2, turnOpen: true, todos: null, version: 4, counts: { pending: 0, in_progress: 0, completed: 0 } },
+    );
+  });
+
+  test('starting a running session succeeds and changes nothing', async () => {
+    const id = uniqueId('idempotent-start');
+    assert.equal((await client.start(id)).created, true);
+    await client.todoWrite(id, { todos: [todo('keep me')] });
+    const again = await client.start(id);
+    assert.equal(again.created, false);
+    assert.deepEqual(await client.todos(id), [todo('keep me')]);
+  });
+
+  test('a closed session completes, still answers queries, and refuses writes and turns', async () => {
+    const id = uniqueId('close');
+    await client.start(id);
+    await client.todoWrite(id, { todos: [todo('done', 'completed')] });
+    const closed = await client.close(id);
+    assert.equal(closed.closed, true);
+    const description = await client.temporal.workflow.getHandle(id).describe();
+    assert.equal(description.status.name, 'COMPLETED');
+    assert.deepEqual(await client.todos(id), [todo('done', 'completed')]);
+    assert.equal((await client.session(id)).closed, true);
+    await assert.rejects(client.todoWrite(id, { todos: [] }), SessionClosedError);
+    await assert.rejects(client.turnStart(id), SessionClosedError);
+    await assert.rejects(client.start(id), SessionClosedError);
+    assert.equal((await client.close(id)).closed, true, 'closing twice is fine');
+  });
+});
+
+describe('foreign clients', () => {
+  test('a write sent by `temporal workflow update execute` behaves exactly like one from this client', async () => {
+    const id = uniqueId('foreign');
+    await client.start(id);
+    const list = { todos: [todo('From Go', 'in_progress'), todo('Then more')] };
+    const ours = uniqueId('ours');
+    await client.start(ours);
+    const ourResult = await client.todoWrite(ours, list);
+
+    const accepted = await runTemporalCli(['workflow', 'update', 'execute', '-w', id, '--name', 'todo_write', '--input', JSON.stringify(list), '-o', 'json']);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.deepEqual(JSON.parse(accepted.stdout).result, ourResult);
+    assert.deepEqual(await client.todos(id), list.todos);
+
+    const bad = { todos: [todo('x', 'in_progress'), todo('y', 'in_progress')] };
+    const rejected = await runTemporalCli(['workflow', 'update', 'execute', '-w', id, '--name', 'todo_write', '--input', JSON.stringify(bad)]);
+    assert.notEqual(rejected.code, 0);
+    assert.match(rejected.stderr, /at most one todo may be in_progress .*got 2/);
+    const ourRejection = await assertRejected(client.todoWrite(ours, bad), 'parallel-in-progress');
+    assert.ok(rejected.stderr.includes(ourRejection.message), 'the same sentence reaches both clients');
+    assert.equal(countAcceptedUpdates(await client.exportHistory(id)), 1);
+
+    const query = await runTemporalCli(['workflow', 'query', '-w', id, '--name', 'todos', '-o', 'json']);
+    assert.equal(query.code, 0, query.stderr);
+    assert.deepEqual(JSON.parse(query.stdout).queryResult[0], list.todos);
+
+    const signal = await runTemporalCli(['workflow', 'signal', '-w', id, '--name', 'turn/start']);
+    assert.equal(signal.code, 0, signal.stderr);
+    assert.equal(await client.todos(id), null);
+  });
+
+  test('the exported history has the shape `temporal workflow show --output json` prints', async () => {
+    const id = uniqueId('show');
+    await client.start(id);
+    await client.todoWrite(id, { todos: [todo('compare')] });
+    await client.turnEnd(id);
+    // A closed session's history no longer grows, so the two exports see the same events.
+    await client.close(id);
+    const ours = await client.exportHistory(id);
+    const shown = await runTemporalCli(['workflow', 'show', '-w', id, '--output', 'json']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.deepEqual(ours, JSON.parse(shown.stdout));
+  });
+});
