@@ -50,10 +50,11 @@ async function record(policy: TodoPolicy): Promise<HistoryJson> {
 /** Edits the first todo_write's first content in place, the way a person would corrupt a log. */
 function breakHistory(history: HistoryJson, edit: (todos: Array<{ content: string; status: string }>) => void): HistoryJson {
   const copy = JSON.parse(JSON.stringify(history)) as HistoryJson;
-  for (const event of copy.events as Array<Record<string, any>>) {
+  type Accepted = { acceptedRequest?: { input?: { name?: string; args: { payloads: Array<{ data: string }> } } } };
+  for (const event of copy.events as Array<{ workflowExecutionUpdateAcceptedEventAttributes?: Accepted }>) {
     const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
     if (input?.name !== 'todo_write') continue;
-    const payload = input.args.payloads[0];
+    const payload = input.args.payloads[0]!;
     const args = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
     edit(args.todos);
     payload.data = Buffer.from(JSON.stringify(args)).toString('base64');

@@ -4,21 +4,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SessionClient, TodoRejectedError } from '../src/client';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import type { HistoryJson } from '../src/history/session-history';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, type SessionWorker } from '../src/worker';
+import { installRuntimeLogging } from '../src/worker/runtime-logging';
 
 /** Root of the checkout, for running the CLI. */
 export const ROOT = join(__dirname, '..');
 
-try {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-} catch {
-  // Installed already by another helper import in this process.
-}
+installRuntimeLogging('ERROR');
 
 let ownServer: Promise<DevServerHandle> | undefined;
 

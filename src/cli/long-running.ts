@@ -2,7 +2,7 @@ import { isServing, startDevServer, type DevServerHandle } from '../devserver';
 import { temporalConfigFromEnv } from '../config/temporal-config';
 import type { TodoPolicy } from '../todo';
 import { createWorker } from '../worker/create-worker';
-import { quietTemporalRuntime } from './quiet-runtime';
+import { installRuntimeLogging } from '../worker/runtime-logging';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -48,7 +48,7 @@ export async function runDevServer(options: LocalServerOptions): Promise<void> {
 
 /** `agent-sessions worker`: a session worker until SIGINT/SIGTERM. */
 export async function runWorker(policy: TodoPolicy): Promise<void> {
-  quietTemporalRuntime();
+  installRuntimeLogging();
   const sessionWorker = await createWorker(policy);
   const config = temporalConfigFromEnv();
   process.stderr.write(
@@ -78,7 +78,7 @@ export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Pr
     process.env.TEMPORAL_ADDRESS = address;
   }
   try {
-    quietTemporalRuntime();
+    installRuntimeLogging();
     const sessionWorker = await createWorker(policy);
     const config = temporalConfigFromEnv();
     const env = config.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${config.address} `;

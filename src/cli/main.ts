@@ -6,7 +6,7 @@ import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
 import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
 import { runDevServer, runUp, runWorker } from './long-running';
-import { quietTemporalRuntime } from './quiet-runtime';
+import { installRuntimeLogging } from '../worker/runtime-logging';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
@@ -165,7 +165,7 @@ export function buildProgram(): Command {
       if ((sessionId === undefined) === (options.file === undefined)) {
         throw new UsageError('replay takes either a <session-id> or --file FILE (exactly one)');
       }
-      quietTemporalRuntime();
+      installRuntimeLogging();
       if (options.file !== undefined) {
         const text = readFileOrFail(options.file);
         const report = await replaySessionHistory(text, policy);

@@ -17,6 +17,7 @@ import {
   type TodoPolicy,
   type TodoWriteArgs,
 } from '../todo';
+import type * as ReplayModule from '../worker/replay';
 import type { ReplayReport } from '../worker/replay';
 import {
   closeUpdate,
@@ -162,7 +163,7 @@ export class SessionClient {
     const history = typeof source === 'string' ? await this.exportHistory(source) : source;
     // Loaded on demand: replay needs the worker package, plain clients do not.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { replaySessionHistory } = require('../worker/replay') as typeof import('../worker/replay');
+    const { replaySessionHistory } = require('../worker/replay') as typeof ReplayModule;
     return replaySessionHistory(history, policy, typeof source === 'string' ? source : undefined);
   }
 

@@ -61,6 +61,9 @@ function isProto(history: object): history is History {
 
 function describeReplayError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  // Workflow task failures arrive as a debug dump of the failure with its stack; keep the sentence.
+  const inner = /message: "((?:[^"\\]|\\.)*)"/.exec(error.message)?.[1];
+  if (inner !== undefined) return inner.replace(/\\(.)/g, '$1');
   const parts = [error.message];
   let cause: unknown = error.cause;
   while (cause instanceof Error && parts.length < 4) {

@@ -57,7 +57,7 @@ describe('recorded histories', () => {
 describe('hand-broken histories', () => {
   for (const [name, pattern] of [
     // `.` for the quotes: Temporal's replayer reports the message with its quotes escaped.
-    ['broken-untrimmed.json', /invariant.*todos\[0\]\.content must be a non-empty, already trimmed string, got \\?.  Read the failing test/],
+    ['broken-untrimmed.json', /invariant.*todos\[0\]\.content must be a non-empty, already trimmed string, got \\?. {2}Read the failing test/],
     ['broken-repeated.json', /invariant.*todos\[1\]\.content repeats \\?.Read the failing test/],
   ] as const) {
     test(`${name} fails replay with a message naming the invariant and the event`, async () => {

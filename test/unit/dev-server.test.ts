@@ -1,0 +1,264 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client, Connection } from '@temporalio/client';
+import {
+  DevServerStartError,
+  TemporalCliNotFoundError,
+  TemporalCliPathError,
+  findFreePort,
+  findTemporalCli,
+  isServing,
+  startDevServer,
+} from '../../src/devserver';
+import { startDevArgs } from '../../src/devserver/dev-server';
+
+async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-sessions-devserver-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function script(path: string, body: string, mode = 0o755): Promise<string> {
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, `#!/bin/sh\n${body}\n`);
+  await chmod(path, mode);
+  return path;
+}
+
+function collect(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+test('a missing TEMPORAL_CLI_PATH binary is reported by name', async (t) => {
+  const dir = await tempDir(t);
+  const missing = join(dir, 'no-such-temporal');
+  await assert.rejects(findTemporalCli({ env: { TEMPORAL_CLI_PATH: missing, PATH: '' } }), (error: unknown) => {
+    assert.ok(error instanceof TemporalCliPathError);
+    assert.match(error.message, /TEMPORAL_CLI_PATH/);
+    assert.match(error.message, /no file exists there/);
+    assert.ok(error.message.includes(missing));
+    return true;
+  });
+});
+
+test('a TEMPORAL_CLI_PATH file that cannot be executed is reported by name', async (t) => {
+  const dir = await tempDir(t);
+  const plain = await script(join(dir, 'temporal'), 'exit 0', 0o644);
+  await assert.rejects(findTemporalCli({ env: { TEMPORAL_CLI_PATH: plain, PATH: '' } }), (error: unknown) => {
+    assert.ok(error instanceof TemporalCliPathError);
+    assert.match(error.message, /TEMPORAL_CLI_PATH .* not executable/);
+    return true;
+  });
+});
+
+test('an executable TEMPORAL_CLI_PATH wins over temporal on PATH and the cache', async (t) => {
+  const dir = await tempDir(t);
+  const explicit = await script(join(dir, 'explicit', 'temporal'), 'exit 0');
+  await script(join(dir, 'path', 'temporal'), 'exit 0');
+  await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
+  const env = { TEMPORAL_CLI_PATH: explicit, PATH: join(dir, 'path'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  assert.equal(await findTemporalCli({ env }), explicit);
+});
+
+test('temporal on PATH wins over the per-user cache', async (t) => {
+  const dir = await tempDir(t);
+  const onPath = await script(join(dir, 'path', 'temporal'), 'exit 0');
+  await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
+  const env = { PATH: `${join(dir, 'empty')}:${join(dir, 'path')}`, AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  assert.equal(await findTemporalCli({ env }), onPath);
+});
+
+test('the per-user cache is used when PATH has no temporal', async (t) => {
+  const dir = await tempDir(t);
+  const cached = await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
+  assert.equal(await findTemporalCli({ env: { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') } }), cached);
+});
+
+test('the cache folder follows XDG_CACHE_HOME when AGENT_SESSIONS_CACHE_DIR is unset', async (t) => {
+  const dir = await tempDir(t);
+  const cached = await script(join(dir, 'xdg', 'agent-sessions', 'bin', 'temporal'), 'exit 0');
+  assert.equal(await findTemporalCli({ env: { PATH: '', XDG_CACHE_HOME: join(dir, 'xdg') } }), cached);
+});
+
+test('with no go on PATH the error lists every place that was tried', async (t) => {
+  const dir = await tempDir(t);
+  const env = { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  await assert.rejects(findTemporalCli({ env }), (error: unknown) => {
+    assert.ok(error instanceof TemporalCliNotFoundError);
+    assert.equal(error.attempts.length, 4);
+    assert.match(error.message, /TEMPORAL_CLI_PATH: not set/);
+    assert.match(error.message, /PATH: no executable "temporal"/);
+    assert.match(error.message, /per-user cache: .*cache\/bin\/temporal/);
+    assert.match(error.message, /"go" was not found on PATH/);
+    assert.match(error.message, /Install Go 1\.25 or newer/);
+    return true;
+  });
+});
+
+test('a go older than 1.25 is refused with the version it reported', async (t) => {
+  const dir = await tempDir(t);
+  await script(join(dir, 'tools', 'go'), 'echo "go version go1.22.5 linux/amd64"');
+  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  await assert.rejects(findTemporalCli({ env }), /is Go 1\.22\.5, but building the Temporal CLI needs Go 1\.25 or newer/);
+});
+
+test('a failed go build is reported with its last output', async (t) => {
+  const dir = await tempDir(t);
+  await script(
+    join(dir, 'tools', 'go'),
+    'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi\necho "go: module lookup disabled" >&2\nexit 1',
+  );
+  const out = collect();
+  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  await assert.rejects(findTemporalCli({ env, output: out.stream }), (error: unknown) => {
+    assert.ok(error instanceof TemporalCliNotFoundError);
+    assert.match(error.message, /the build failed \(exit 1\); last output:\n\s+go: module lookup disabled/);
+    return true;
+  });
+  assert.match(out.text(), /first build takes several minutes/);
+});
+
+test('concurrent lookups build the CLI once, into the cache, under a lock', async (t) => {
+  const dir = await tempDir(t);
+  const count = join(dir, 'builds');
+  await script(
+    join(dir, 'tools', 'go'),
+    [
+      'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi',
+      `echo "$2" >> "${count}"`,
+      '/bin/sleep 1',
+      'printf "#!/bin/sh\\nexit 0\\n" > "$GOBIN/temporal"',
+      '/bin/chmod +x "$GOBIN/temporal"',
+    ].join('\n'),
+  );
+  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  const first = collect();
+  const second = collect();
+  const found = await Promise.all([
+    findTemporalCli({ env, output: first.stream }),
+    findTemporalCli({ env, output: second.stream }),
+  ]);
+  assert.deepEqual(found, [join(dir, 'cache', 'bin', 'temporal'), join(dir, 'cache', 'bin', 'temporal')]);
+  assert.equal(await readFile(count, 'utf8'), 'github.com/temporalio/cli/cmd/temporal@v1.5.1\n');
+  assert.match(first.text() + second.text(), /is building the Temporal CLI; waiting for it/);
+});
+
+test('dynamic config values reach the dev server JSON-encoded', () => {
+  const args = startDevArgs({
+    port: 7300,
+    uiPort: false,
+    dbFile: '/tmp/x.sqlite',
+    ip: '127.0.0.1',
+    namespace: 'agents',
+    logLevel: 'warn',
+    dynamicConfig: { 'frontend.enableUpdateWorkflowExecution': true, 'limit.blobSize.error': 2097152, 'x.name': 'a b' },
+    searchAttributes: { AgentId: 'Keyword' },
+  });
+  assert.deepEqual(args, [
+    'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7300',
+    '--db-filename', '/tmp/x.sqlite', '--log-level', 'warn', '--headless', '--namespace', 'agents',
+    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value', 'limit.blobSize.error=2097152',
+    '--dynamic-config-value', 'x.name="a b"',
+    '--search-attribute', 'AgentId=Keyword',
+  ]);
+});
+
+test('the dev server keeps its state in the SQLite file across restarts', async (t) => {
+  const dir = await tempDir(t);
+  const dbFile = join(dir, 'nested', 'temporal.sqlite');
+  const [port, uiPort] = [await findFreePort(), await findFreePort()];
+  const options = { port, uiPort, dbFile, namespace: 'agents', stdio: 'ignore' as const, searchAttributes: { AgentId: 'Keyword' as const } };
+
+  const started = Date.now();
+  const first = await startDevServer(options);
+  t.after(() => first.stop());
+  t.diagnostic(`first start took ${Date.now() - started} ms (${first.source})`);
+  assert.equal(first.address, `127.0.0.1:${port}`);
+  assert.equal(first.uiUrl, `http://127.0.0.1:${uiPort}`);
+  assert.equal(first.dbFile, dbFile);
+  assert.ok(await isServing(first.address, 'agents'));
+
+  const connection = await Connection.connect({ address: first.address });
+  const client = new Client({ connection, namespace: 'agents' });
+  await client.workflow.start('nobodyRunsThis', { taskQueue: 'nowhere', workflowId: 'persisted-across-restarts' });
+  await connection.close();
+
+  await first.stop();
+  assert.equal(await first.exited, 0);
+  assert.equal(await isServing(first.address, 'agents', 500), false);
+
+  const restarted = Date.now();
+  const second = await startDevServer(options);
+  t.after(() => second.stop());
+  t.diagnostic(`restart on the same file took ${Date.now() - restarted} ms`);
+  assert.ok(await isServing(second.address, 'agents'));
+  const again = await Connection.connect({ address: second.address });
+  try {
+    const description = await new Client({ connection: again, namespace: 'agents' }).workflow
+      .getHandle('persisted-across-restarts')
+      .describe();
+    assert.equal(description.status.name, 'RUNNING');
+  } finally {
+    await again.close();
+  }
+});
+
+test('a port held by a running Temporal server is refused before anything starts', async (t) => {
+  const dir = await tempDir(t);
+  const port = await findFreePort();
+  const running = await startDevServer({ port, uiPort: false, dbFile: join(dir, 'a.sqlite'), stdio: 'ignore' });
+  t.after(() => running.stop());
+
+  await assert.rejects(
+    startDevServer({ port, uiPort: false, dbFile: join(dir, 'b.sqlite'), stdio: 'ignore' }),
+    (error: unknown) => {
+      assert.ok(error instanceof DevServerStartError);
+      assert.equal(
+        error.message,
+        `Cannot start the Temporal dev server: port ${port} on 127.0.0.1 is not available (EADDRINUSE). ` +
+          `A Temporal server already serves namespace "default" at 127.0.0.1:${port}: reuse it (connect to that address) or choose another port.`,
+      );
+      return true;
+    },
+  );
+  assert.ok(await isServing(running.address));
+});
+
+test('a server that exits before serving is reported with its exit code and last output', async (t) => {
+  const dir = await tempDir(t);
+  const fake = await script(
+    join(dir, 'temporal'),
+    'echo "time=2026-01-01T00:00:00 level=ERROR msg=\\"can\'t open the database: disk full\\"" >&2\nexit 3',
+  );
+  await assert.rejects(
+    startDevServer({
+      port: await findFreePort(),
+      uiPort: false,
+      dbFile: join(dir, 'x.sqlite'),
+      stdio: 'ignore',
+      env: { ...process.env, TEMPORAL_CLI_PATH: fake },
+    }),
+    (error: unknown) => {
+      assert.ok(error instanceof DevServerStartError);
+      assert.equal(error.exitCode, 3);
+      assert.match(error.message, /exited with code 3 before serving/);
+      assert.match(error.message, /level=ERROR msg="can't open the database: disk full"/);
+      return true;
+    },
+  );
+});
+
+test('isServing says no, quickly, when nothing listens', async () => {
+  const port = await findFreePort();
+  const started = Date.now();
+  assert.equal(await isServing(`127.0.0.1:${port}`, 'default', 1_000), false);
+  assert.ok(Date.now() - started < 3_000);
+});
