@@ -48,7 +48,7 @@ export function acceptTodoWrite(
       path: 'todos',
       detail:
         `at most one todo may be in_progress at a time in this deployment (got ${active.length}: ` +
-        `${active.map((i) => `todos[${i}]`).join(', ')}); keep one in_progress and mark the others pending`,
+        `${listIndexes(active)}); keep one in_progress and mark the others pending`,
     });
   }
 
@@ -148,7 +148,7 @@ function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): Reje
           detail = `the list has ${Array.isArray(got) ? got.length : '?'} todos, more than the limit of ${String(issue.maximum)}`;
         } else {
           rule = 'content-too-long';
-          detail = `${path} is ${typeof got === 'string' ? got.length : '?'} characters, more than the limit of ${String(issue.maximum)}`;
+          detail = `${path} is ${typeof got === 'string' ? [...got].length : '?'} characters, more than the limit of ${String(issue.maximum)}`;
         }
         break;
       default:
@@ -156,6 +156,13 @@ function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): Reje
     }
     return { rule, path, detail };
   });
+}
+
+/** `todos[0], todos[3]`, cut after ten so a huge list cannot flood the message. */
+function listIndexes(indexes: readonly number[]): string {
+  const shown = indexes.slice(0, 10).map((i) => `todos[${i}]`);
+  if (indexes.length > shown.length) shown.push(`…and ${indexes.length - shown.length} more`);
+  return shown.join(', ');
 }
 
 function article(expected: string): string {

@@ -5,7 +5,10 @@
 export interface TodoBounds {
   /** Most todos in one list. */
   maxItems: number;
-  /** Most characters (UTF-16 code units, as JavaScript counts them) in one `content`. */
+  /**
+   * Most characters in one `content`, counted as Unicode code points (an emoji is one), the
+   * way JSON Schema's `maxLength` counts them, so the schema a model is shown says the same.
+   */
   maxContentLength: number;
   /** Most bytes of the list serialised as UTF-8 JSON, the form Temporal stores. */
   maxListBytes: number;

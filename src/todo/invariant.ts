@@ -31,7 +31,9 @@ export class InvariantViolation extends Error {
 export function assertTodoInvariant(value: unknown, where: string): asserts value is TodoItem[] {
   if (!Array.isArray(value)) throw new InvariantViolation(where, `todos must be an array, got ${describeValue(value)}`);
   const seen = new Set<string>();
-  value.forEach((item: unknown, index) => {
+  // An indexed loop, not forEach: a sparse array's holes must fail as non-objects, not be skipped.
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       throw new InvariantViolation(where, `todos[${index}] must be an object, got ${describeValue(item)}`);
     }
@@ -51,5 +53,5 @@ export function assertTodoInvariant(value: unknown, where: string): asserts valu
     if (!isTodoStatus(status)) {
       throw new InvariantViolation(where, `todos[${index}].status must be pending, in_progress or completed, got ${describeValue(status)}`);
     }
-  });
+  }
 }

@@ -1,3 +1,5 @@
+import { describeValue } from './rejection';
+
 /**
  * The deployment's parallel policy. Required, with no default: whether several todos may be
  * `in_progress` at once is a choice each deployment makes when it assembles its workers.
@@ -27,6 +29,6 @@ export function assertTodoPolicy(value: unknown, where = 'the worker options'): 
     );
   }
   if (typeof setting !== 'boolean') {
-    throw new TypeError(`${POLICY_SETTING} in ${where} must be a boolean (true or false), got ${JSON.stringify(setting)}`);
+    throw new TypeError(`${POLICY_SETTING} in ${where} must be a boolean (true or false), got ${describeValue(setting)} (${typeof setting})`);
   }
 }

@@ -86,17 +86,11 @@ describe('acceptTodoWrite: accepted writes', () => {
     assertOneProblem(rejectWrite({ todos: [todo('😀'.repeat(1001))] }), 'content-too-long', 'todos[0].content', 'limit of 1000');
   });
 
-  // Known discrepancy (see report): TodoBounds.maxContentLength is documented as UTF-16 code units and
-  // the message reports `content.length`, but the zod check counts code points, so 501 emoji
-  // (1002 code units) pass a limit of 1000 and 1001 emoji are reported as "2002 characters".
-  test(
-    'content length is counted in UTF-16 code units as TodoBounds documents: 501 emoji exceed 1000',
-    { todo: 'zod counts code points, not UTF-16 code units' },
-    () => {
-      assert.equal(acceptTodoWrite({ todos: [todo('😀'.repeat(500))] }, SINGLE).length, 1);
-      assertOneProblem(rejectWrite({ todos: [todo('😀'.repeat(501))] }), 'content-too-long', 'todos[0].content', '1002', '1000');
-    },
-  );
+  // Lengths count code points, as JSON Schema's maxLength does: the limit the model is shown is the one enforced.
+  test('content length is counted in code points: 1000 emoji fit the limit, 1001 exceed it and the message counts 1001', () => {
+    assert.equal(acceptTodoWrite({ todos: [todo('😀'.repeat(1000))] }, SINGLE).length, 1);
+    assertOneProblem(rejectWrite({ todos: [todo('😀'.repeat(1001))] }), 'content-too-long', 'todos[0].content', 'is 1001 characters', 'limit of 1000');
+  });
 });
 
 describe('acceptTodoWrite: shape', () => {
@@ -288,6 +282,17 @@ describe('acceptTodoWrite: parallel policy', () => {
     const todos = Array.from({ length: 7 }, (_, i) => todo(`t${i}`, i % 2 === 0 ? 'in_progress' : 'completed'));
     assertOneProblem(rejectWrite({ todos }, SINGLE), 'parallel-in-progress', 'got 4');
   });
+
+  test(
+    'a parallel-in-progress message stays short even when all 500 todos are in_progress',
+    () => {
+      const todos = Array.from({ length: 500 }, (_, i) => todo(`t${i}`, 'in_progress'));
+      const error = rejectWrite({ todos }, SINGLE);
+      assert.equal(error.rule, 'parallel-in-progress');
+      assert.ok(error.message.includes('got 500'), error.message.slice(0, 200));
+      assert.ok(error.message.length < 2048, `message is ${error.message.length} characters`);
+    },
+  );
 
   test('all 500 todos in_progress are accepted when parallel work is allowed', () => {
     const todos = Array.from({ length: 500 }, (_, i) => todo(`t${i}`, 'in_progress'));
