@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+
+/** Why `docker compose` cannot run here, or `undefined` when it can (no engine is needed for `config`). */
+function composeUnavailable(): string | undefined {
+  const docker = spawnSync('docker', ['--version'], { encoding: 'utf8' });
+  if (docker.error) return 'no docker command on this machine';
+  const compose = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+  if (compose.status !== 0) return 'the docker compose plugin is not installed';
+  return undefined;
+}
+
+const skip = composeUnavailable();
+
+function compose(args: string[], vars: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Only what the test passes may shape the result, not the caller's shell.
+  for (const name of ['POSTGRES_PASSWORD', 'POSTGRES_USER', 'ALLOW_PARALLEL_IN_PROGRESS', 'TEMPORAL_NAMESPACE']) delete env[name];
+  const result = spawnSync('docker', ['compose', '--project-directory', root, '-f', join(root, 'docker-compose.yml'), ...args], {
+    cwd: root,
+    env: { ...env, ...vars },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+interface ComposeService {
+  image?: string;
+  container_name?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: unknown[];
+  depends_on?: Record<string, { condition: string }>;
+  build?: unknown;
+}
+
+function services(vars: Record<string, string>): Record<string, ComposeService> {
+  const result = compose(['config', '--format', 'json'], vars);
+  assert.equal(result.status, 0, result.stderr);
+  return (JSON.parse(result.stdout) as { services: Record<string, ComposeService> }).services;
+}
+
+test('the compose file is valid once POSTGRES_PASSWORD is set', { skip }, () => {
+  const result = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only' });
+  assert.equal(result.status, 0, result.stderr);
+});
+
+test('the compose file refuses to run without a PostgreSQL password and says which variable', { skip }, () => {
+  const result = compose(['config', '--quiet']);
+  assert.notEqual(result.status, 0);
+  assert.match(result.stderr, /POSTGRES_PASSWORD/);
+});
+
+test('the stack has PostgreSQL, Temporal, its UI and scalable workers, with no auto-setup image', { skip }, () => {
+  const all = services({ POSTGRES_PASSWORD: 'test-only' });
+  for (const name of ['postgresql', 'temporal-admin-tools', 'temporal', 'temporal-create-namespace', 'temporal-ui', 'worker']) {
+    assert.ok(all[name], `service ${name} is missing`);
+  }
+  for (const [name, service] of Object.entries(all)) {
+    assert.doesNotMatch(service.image ?? '', /auto-setup/, `${name} uses the deprecated auto-setup image`);
+    if (name !== 'worker') assert.match(service.image ?? '', /:[0-9][^:]*$/, `${name} pins no version: ${service.image}`);
+  }
+  assert.equal(all['temporal']?.depends_on?.['temporal-admin-tools']?.condition, 'service_completed_successfully');
+  assert.equal(all['worker']?.depends_on?.['temporal-create-namespace']?.condition, 'service_completed_successfully');
+
+  const worker = all['worker'];
+  assert.ok(worker?.build, 'the worker is built from the repository');
+  assert.equal(worker.container_name, undefined, 'a fixed container_name prevents --scale');
+  assert.equal(worker.ports, undefined, 'fixed host ports prevent --scale');
+  assert.equal(worker.environment?.['TEMPORAL_ADDRESS'], 'temporal:7233');
+});
+
+test('the worker\'s parallel policy is set explicitly and follows ALLOW_PARALLEL_IN_PROGRESS', { skip }, () => {
+  for (const [vars, expected] of [
+    [{}, 'true'],
+    [{ ALLOW_PARALLEL_IN_PROGRESS: 'false' }, 'false'],
+  ] as const) {
+    const worker = services({ POSTGRES_PASSWORD: 'test-only', ...vars })['worker'];
+    assert.equal(worker?.environment?.['ALLOW_PARALLEL_IN_PROGRESS'], expected);
+    const command = worker?.command ?? [];
+    const flag = command.indexOf('--allow-parallel-in-progress');
+    assert.equal(command[0], 'worker');
+    assert.notEqual(flag, -1, `the worker command sets no policy: ${JSON.stringify(command)}`);
+    assert.equal(command[flag + 1], expected);
+  }
+});
