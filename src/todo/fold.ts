@@ -1,5 +1,5 @@
-import { countTodos } from './counts';
-import { assertTodoInvariant } from './invariant';
+import { countTodos, renderCounts } from './counts';
+import { assertTodoInvariant, InvariantViolation } from './invariant';
 import type { SessionEvent } from './session-event';
 import type { TodoCounts, TodoList } from './todo-item';
 
@@ -23,6 +23,34 @@ export function foldTodos(todos: TodoList, event: SessionEvent): TodoList {
   }
 }
 
+/** What an accepted `todo_write` returns: the counts, the line a model reads, the new version. */
+export interface TodoWriteResult extends TodoCounts {
+  /** `Updated todo list: 2 pending, 1 in progress, 0 completed` */
+  message: string;
+  /** The session's version after this write. */
+  version: number;
+}
+
+/** A subagent of a session, as its parent knows it. */
+export interface ChildSession {
+  name: string;
+  sessionId: string;
+  task: string | null;
+  /** Whether the child reported that it closed. */
+  closed: boolean;
+  /** The child's final counts, once closed. */
+  counts: TodoCounts | null;
+}
+
+/** An applied write's update id and result, kept so a retry can be answered without applying it again. */
+export interface WriteReceipt {
+  updateId: string;
+  result: TodoWriteResult;
+}
+
+/** How many recent write receipts a session keeps (and carries into a new run). */
+export const RECENT_WRITES_KEPT = 256;
+
 /** Everything a session knows, derived from its events alone. */
 export interface SessionState {
   /** Turns started so far; 0 before the first. */
@@ -35,6 +63,12 @@ export interface SessionState {
   version: number;
   /** Closed sessions accept no more writes. */
   closed: boolean;
+  /** Subagents started from this session, in spawn order. */
+  children: ChildSession[];
+  /** When the last event was applied (ISO 8601), or `null` before any. */
+  updatedAt: string | null;
+  /** Receipts of the most recent writes, newest last, for idempotent retries. */
+  recentWrites: WriteReceipt[];
 }
 
 /** The state of a session before any event. */
@@ -44,27 +78,93 @@ export const INITIAL_SESSION_STATE: Readonly<SessionState> = Object.freeze({
   todos: null,
   version: 0,
   closed: false,
+  children: [],
+  updatedAt: null,
+  recentWrites: [],
 });
+
+/** The receipt of a write already applied under `updateId`, if it is still remembered. */
+export function findReceipt(state: SessionState, updateId: string | undefined): WriteReceipt | undefined {
+  if (updateId === undefined) return undefined;
+  return state.recentWrites.find((receipt) => receipt.updateId === updateId);
+}
+
+/** The result a write returns for the state it produced. */
+export function writeResult(state: SessionState): TodoWriteResult {
+  const counts = countTodos(state.todos);
+  return { ...counts, message: renderCounts(counts), version: state.version };
+}
 
 /**
  * Applies one event to a session's state, returning a new state (the input is not changed).
  * Pure: the same events in the same order give the same state, live, on replay and offline.
+ * Some events change nothing at all (see {@link changesNothing}); the same state comes back.
  *
- * @throws InvariantViolation as {@link foldTodos} does.
+ * @throws InvariantViolation when a write's list breaks the invariant or a spawn repeats a name.
  */
 export function applySessionEvent(state: SessionState, event: SessionEvent): SessionState {
-  const todos = foldTodos(state.todos, event);
-  const version = state.version + 1;
+  if (changesNothing(state, event)) return state;
+  const next: SessionState = {
+    ...state,
+    todos: foldTodos(state.todos, event),
+    version: state.version + 1,
+    updatedAt: event.at ?? state.updatedAt,
+  };
   switch (event.type) {
+    case 'todo/write':
+      if (event.updateId !== undefined) {
+        next.recentWrites = [...state.recentWrites, { updateId: event.updateId, result: writeResult(next) }].slice(-RECENT_WRITES_KEPT);
+      }
+      return next;
     case 'turn/start':
-      return { ...state, todos, version, turn: state.turn + 1, turnOpen: true };
+      return { ...next, turn: state.turn + 1, turnOpen: true };
     case 'turn/end':
-      return { ...state, todos, version, turnOpen: false };
+      return { ...next, turnOpen: false };
     case 'session/close':
-      return { ...state, todos, version, turnOpen: false, closed: true };
-    default:
-      return { ...state, todos, version };
+      return { ...next, turnOpen: false, closed: true };
+    case 'subagent/spawn':
+      if (state.children.some((child) => child.name === event.name || child.sessionId === event.sessionId)) {
+        throw new InvariantViolation(`subagent/spawn of "${event.name}"`, 'a subagent with that name already exists');
+      }
+      return {
+        ...next,
+        children: [...state.children, { name: event.name, sessionId: event.sessionId, task: event.task ?? null, closed: false, counts: null }],
+      };
+    case 'subagent/closed':
+      return {
+        ...next,
+        children: state.children.map((child) =>
+          child.sessionId === event.sessionId ? { ...child, closed: true, counts: reportedCounts(event.counts) } : child,
+        ),
+      };
   }
+}
+
+/**
+ * Events that leave a session exactly as it is, version included: a retried write (its update
+ * id already applied), anything but a child's report once the session is closed (a signal can
+ * still arrive while a closing parent waits for its subagents), a report from a child that is
+ * unknown or already closed.
+ */
+function changesNothing(state: SessionState, event: SessionEvent): boolean {
+  if (state.closed && event.type !== 'subagent/closed') return true;
+  switch (event.type) {
+    case 'todo/write':
+      return findReceipt(state, event.updateId) !== undefined;
+    case 'subagent/closed':
+      // A signal cannot be validated before it is logged, so a malformed report is ignored here.
+      return typeof event.sessionId !== 'string' || !state.children.some((child) => child.sessionId === event.sessionId && !child.closed);
+    default:
+      return false;
+  }
+}
+
+function reportedCounts(value: unknown): TodoCounts | null {
+  const counts = value as Partial<Record<keyof TodoCounts, unknown>> | null | undefined;
+  const valid = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+  if (counts === null || typeof counts !== 'object') return null;
+  const { pending, in_progress, completed } = counts;
+  return valid(pending) && valid(in_progress) && valid(completed) ? { pending, in_progress, completed } : null;
 }
 
 /** Folds a whole event sequence from the initial state (or from `from`). */
@@ -74,14 +174,30 @@ export function foldSession(events: Iterable<SessionEvent>, from: SessionState =
   return state;
 }
 
-/** A session's state as the `session` query answers it: the state plus the list's counts. */
-export interface SessionSnapshot extends SessionState {
+/** Where a session sits in a tree of agents. */
+export interface SessionParent {
+  sessionId: string;
+  /** The name the parent gave this subagent. */
+  name: string;
+}
+
+/** A session's state as the `session` query answers it. */
+export interface SessionSnapshot extends Omit<SessionState, 'recentWrites'> {
   /** The session id, which is also the workflow id. */
   sessionId: string;
   counts: TodoCounts;
+  /** The parent session, for a subagent; `null` for a top-level session. */
+  parent: SessionParent | null;
+  /** What this session was asked to do, if its starter said. */
+  task: string | null;
 }
 
-/** Adds the id and the counts to a state. */
-export function snapshotSession(sessionId: string, state: SessionState): SessionSnapshot {
-  return { sessionId, ...state, counts: countTodos(state.todos) };
+/** Adds the id, the parent and the counts to a state, leaving out the write receipts. */
+export function snapshotSession(
+  sessionId: string,
+  state: SessionState,
+  about: { parent?: SessionParent | null; task?: string | null } = {},
+): SessionSnapshot {
+  const { recentWrites: _receipts, ...rest } = state;
+  return { sessionId, ...rest, counts: countTodos(state.todos), parent: about.parent ?? null, task: about.task ?? null };
 }

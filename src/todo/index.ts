@@ -8,14 +8,23 @@ export {
   todoWriteToolDefinition,
   type TodoWriteToolDefinition,
 } from './description';
+export { assertCarriedState } from './carried-state';
+export { checkExpectedVersion } from './expected-version';
 export {
   applySessionEvent,
+  findReceipt,
   foldSession,
   foldTodos,
   INITIAL_SESSION_STATE,
+  RECENT_WRITES_KEPT,
   snapshotSession,
+  writeResult,
+  type ChildSession,
+  type SessionParent,
   type SessionSnapshot,
   type SessionState,
+  type TodoWriteResult,
+  type WriteReceipt,
 } from './fold';
 export { assertTodoInvariant, InvariantViolation } from './invariant';
 export { assertTodoPolicy, POLICY_SETTING, type TodoPolicy } from './policy';
@@ -27,7 +36,16 @@ export {
   type RejectionRule,
 } from './rejection';
 export { todoStatusSchema, todoWriteArgsSchema, type TodoWriteArgs } from './schema';
-export type { SessionCloseEvent, SessionEvent, TodoWriteEvent, TurnEndEvent, TurnStartEvent } from './session-event';
+export type {
+  SessionCloseEvent,
+  SessionEvent,
+  SubagentClosedEvent,
+  SubagentSpawnEvent,
+  TodoWriteEvent,
+  TurnEndEvent,
+  TurnStartEvent,
+} from './session-event';
+export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, type SubagentSpawnInput } from './subagent';
 export {
   isTodoStatus,
   TODO_STATUSES,

@@ -12,7 +12,10 @@ export type RejectionRule =
   | 'content-too-long'
   | 'list-too-large'
   | 'parallel-in-progress'
-  | 'session-closed';
+  | 'session-closed'
+  | 'stale-version'
+  | 'subagent-name'
+  | 'subagent-exists';
 
 /** One broken rule at one place of the arguments. */
 export interface RejectionProblem {
@@ -38,20 +41,23 @@ export class TodoRejection extends Error {
   readonly rule: RejectionRule;
   readonly problems: readonly RejectionProblem[];
 
-  constructor(problems: readonly RejectionProblem[]) {
+  /**
+   * @param message what was refused, the head of the message (`todo_write`, `subagent/spawn`).
+   */
+  constructor(problems: readonly RejectionProblem[], message = 'todo_write') {
     const first = problems[0];
     if (first === undefined) throw new RangeError('a TodoRejection needs at least one problem');
-    super(formatRejection(problems));
+    super(formatRejection(problems, message));
     this.rule = first.rule;
     this.problems = problems;
   }
 }
 
-function formatRejection(problems: readonly RejectionProblem[]): string {
+function formatRejection(problems: readonly RejectionProblem[], message: string): string {
   const listed = problems.slice(0, LISTED_PROBLEMS).map((p) => `${p.detail} [${p.rule}]`);
   const more = problems.length - listed.length;
   if (more > 0) listed.push(`…and ${more} more problem${more === 1 ? '' : 's'}`);
-  const head = problems.length === 1 ? 'todo_write rejected: ' : `todo_write rejected (${problems.length} problems): `;
+  const head = problems.length === 1 ? `${message} rejected: ` : `${message} rejected (${problems.length} problems): `;
   return head + listed.join('; ');
 }
 

@@ -32,6 +32,9 @@ const RULES = Object.keys({
   'list-too-large': true,
   'parallel-in-progress': true,
   'session-closed': true,
+  'stale-version': true,
+  'subagent-name': true,
+  'subagent-exists': true,
 } satisfies Record<RejectionRule, true>);
 
 // Characters chosen to stress trimming, escaping and uniqueness: whitespace of several kinds,
@@ -344,7 +347,8 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** An independent model of the fold, written from DESIGN §6 rather than from the code. */
-function model(events: readonly SessionEvent[]): SessionState {
+function model(all: readonly SessionEvent[]): SessionState {
+  const events = applied(all);
   let todos: TodoList = null;
   let turnOpen = false;
   for (const event of events) {
@@ -356,12 +360,19 @@ function model(events: readonly SessionEvent[]): SessionState {
     if (event.type === 'turn/end' || event.type === 'session/close') turnOpen = false;
   }
   return {
+    ...INITIAL_SESSION_STATE,
     turn: events.filter((e) => e.type === 'turn/start').length,
     turnOpen,
     todos,
-    version: events.length,
+    version: applied(events).length,
     closed: events.some((e) => e.type === 'session/close'),
   };
+}
+
+/** The events that count: a closed session takes nothing more (these events hold no child reports). */
+function applied(events: readonly SessionEvent[]): SessionEvent[] {
+  const first = events.findIndex((e) => e.type === 'session/close');
+  return first === -1 ? [...events] : events.slice(0, first + 1);
 }
 
 describe('fold properties', () => {
@@ -392,8 +403,9 @@ describe('fold properties', () => {
   test('the version equals the number of events applied', () => {
     fc.assert(
       fc.property(eventsArb, fc.nat({ max: 10_000 }), (events, start) => {
-        assert.equal(foldSession(events).version, events.length);
-        assert.equal(foldSession(events, { ...INITIAL_SESSION_STATE, version: start }).version, start + events.length);
+        // Once closed, a session takes no more of these events: they change nothing, version included.
+        assert.equal(foldSession(events).version, applied(events).length);
+        assert.equal(foldSession(events, { ...INITIAL_SESSION_STATE, version: start }).version, start + applied(events).length);
       }),
       { numRuns: 500 },
     );
@@ -412,7 +424,7 @@ describe('fold properties', () => {
     fc.assert(
       fc.property(eventsArb, (events) => {
         foldSession(events);
-        assert.deepStrictEqual({ ...INITIAL_SESSION_STATE }, { turn: 0, turnOpen: false, todos: null, version: 0, closed: false });
+        assert.deepStrictEqual({ ...INITIAL_SESSION_STATE }, { turn: 0, turnOpen: false, todos: null, version: 0, closed: false, children: [], updatedAt: null, recentWrites: [] });
       }),
       { numRuns: 100 },
     );

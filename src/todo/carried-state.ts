@@ -1,0 +1,48 @@
+import { RECENT_WRITES_KEPT, type SessionState } from './fold';
+import { assertTodoInvariant, InvariantViolation } from './invariant';
+import { describeValue } from './rejection';
+
+const WHERE = 'the state carried into this run';
+
+/**
+ * Checks the one object a session carries across continue-as-new before the new run trusts it:
+ * every field of {@link SessionState} with its type, the durable invariant on the list, unique
+ * children, and at most {@link RECENT_WRITES_KEPT} receipts.
+ *
+ * @throws InvariantViolation naming the carried state and the field.
+ */
+export function assertCarriedState(value: unknown): asserts value is SessionState {
+  const fail = (detail: string): never => {
+    throw new InvariantViolation(WHERE, detail);
+  };
+  if (typeof value !== 'object' || value === null) fail(`it must be an object, got ${describeValue(value)}`);
+  const state = value as Record<string, unknown>;
+  for (const key of ['turn', 'version'] as const) {
+    const n = state[key];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) fail(`${key} must be a non-negative integer, got ${describeValue(n)}`);
+  }
+  for (const key of ['turnOpen', 'closed'] as const) {
+    if (typeof state[key] !== 'boolean') fail(`${key} must be a boolean, got ${describeValue(state[key])}`);
+  }
+  if (state.todos !== null) assertTodoInvariant(state.todos, WHERE);
+  if (state.updatedAt !== null && typeof state.updatedAt !== 'string') fail(`updatedAt must be a string or null, got ${describeValue(state.updatedAt)}`);
+  if (!Array.isArray(state.children)) fail(`children must be an array, got ${describeValue(state.children)}`);
+  const names = new Set<string>();
+  for (const [index, child] of (state.children as unknown[]).entries()) {
+    const c = child as Record<string, unknown> | null;
+    if (typeof c !== 'object' || c === null || typeof c.name !== 'string' || typeof c.sessionId !== 'string' || typeof c.closed !== 'boolean') {
+      fail(`children[${index}] must be {name, sessionId, task, closed, counts}, got ${describeValue(child)}`);
+    }
+    if (names.has(c!.name as string)) fail(`children[${index}] repeats the name ${describeValue(c!.name)}`);
+    names.add(c!.name as string);
+  }
+  if (!Array.isArray(state.recentWrites) || state.recentWrites.length > RECENT_WRITES_KEPT) {
+    fail(`recentWrites must be an array of at most ${RECENT_WRITES_KEPT} receipts`);
+  }
+  for (const [index, receipt] of (state.recentWrites as unknown[]).entries()) {
+    const r = receipt as Record<string, unknown> | null;
+    if (typeof r !== 'object' || r === null || typeof r.updateId !== 'string' || typeof r.result !== 'object' || r.result === null) {
+      fail(`recentWrites[${index}] must be {updateId, result}, got ${describeValue(receipt)}`);
+    }
+  }
+}

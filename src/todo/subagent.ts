@@ -1,0 +1,51 @@
+import type { SessionState } from './fold';
+import { describeValue, TodoRejection } from './rejection';
+
+/** What `subagent/spawn` takes: the subagent's name, unique within its parent, and its task. */
+export interface SubagentSpawnInput {
+  name: string;
+  task?: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Longest task text a spawn accepts. */
+export const MAX_TASK_LENGTH = 4000;
+
+/**
+ * The session id of a parent's subagent: `<parent>/<name>`, readable as a path in the tree.
+ *
+ * @example childSessionId('build-42', 'tests') // 'build-42/tests'
+ */
+export function childSessionId(parentId: string, name: string): string {
+  return `${parentId}/${name}`;
+}
+
+/**
+ * Checks a `subagent/spawn` request against the parent's state.
+ *
+ * @throws TodoRejection: `subagent-name` for a missing or malformed name or task,
+ *   `subagent-exists` when the name is taken, `session-closed` when the parent is closed.
+ */
+export function acceptSubagentSpawn(input: unknown, state: SessionState): { name: string; task?: string } {
+  const reject = (rule: 'subagent-name' | 'subagent-exists' | 'session-closed', path: string, detail: string): never => {
+    throw new TodoRejection([{ rule, path, detail }], 'subagent/spawn');
+  };
+  if (state.closed) reject('session-closed', 'session', 'the session is closed and starts no more subagents');
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return reject('subagent-name', 'arguments', `the arguments must be an object {"name": "...", "task": "..."}, got ${describeValue(input)}`);
+  }
+  const { name, task, ...extra } = input as Record<string, unknown>;
+  const unknown = Object.keys(extra);
+  if (unknown.length > 0) reject('subagent-name', 'arguments', `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.map((k) => JSON.stringify(k)).join(', ')}; only "name" and "task" are allowed`);
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    reject('subagent-name', 'name', `name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, got ${describeValue(name)}`);
+  }
+  if (task !== undefined && (typeof task !== 'string' || task.length > MAX_TASK_LENGTH)) {
+    reject('subagent-name', 'task', `task must be a string of at most ${MAX_TASK_LENGTH} characters, got ${describeValue(task)}`);
+  }
+  const valid = name as string;
+  if (state.children.some((child) => child.name === valid)) {
+    reject('subagent-exists', 'name', `this session already has a subagent named ${JSON.stringify(valid)}; pick another name`);
+  }
+  return task === undefined ? { name: valid } : { name: valid, task: task as string };
+}
