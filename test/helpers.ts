@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SessionClient, TodoRejectedError } from '../src/client';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
-import type { HistoryJson } from '../src/history/session-history';
+import type { ExportedHistory } from '../src/history/session-history';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, type SessionWorker } from '../src/worker';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
@@ -93,9 +93,10 @@ export async function assertRejected(write: Promise<unknown>, rule: RejectionRul
   assert.fail(`expected the write to be rejected under ${rule}, but it was accepted`);
 }
 
-/** How many updates named `name` a history holds as accepted. */
-export function countAcceptedUpdates(history: HistoryJson, name = 'todo_write'): number {
-  return history.events.filter((event) => {
+/** How many updates named `name` a history (every run of it) holds as accepted. */
+export function countAcceptedUpdates(history: ExportedHistory, name = 'todo_write'): number {
+  const events = 'runs' in history ? history.runs.flatMap((run) => run.events) : history.events;
+  return events.filter((event) => {
     const accepted = (event as { workflowExecutionUpdateAcceptedEventAttributes?: { acceptedRequest?: { input?: { name?: string } } } })
       .workflowExecutionUpdateAcceptedEventAttributes;
     return accepted?.acceptedRequest?.input?.name === name;

@@ -6,6 +6,7 @@ import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
 import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
 import { runDevServer, runUp, runWorker } from './long-running';
+import { renderListing, renderTree, treeJson } from './render-tree';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 
 /** Exit codes of the CLI. */
@@ -90,14 +91,55 @@ export function buildProgram(): Command {
     .description('todo_write: replace the list with {"todos":[...]} given with --json or on stdin')
     .argument('<session-id>')
     .option('--json <args>', 'the tool-argument object {"todos":[{"content":"…","status":"pending"}]}')
-    .option('--update-id <id>', 'update id: a write retried with the same id is applied once')
-    .action(async (sessionId: string, options: { json?: string; updateId?: string }) => {
+    .option('--update-id <id>', 'idempotency key: a write retried with the same id is applied once')
+    .option('--expected-version <n>', 'refuse the write unless the session is still at this version', parseVersion)
+    .action(async (sessionId: string, options: { json?: string; updateId?: string; expectedVersion?: number }) => {
       const args = parseJsonArgument(options.json ?? readStdin(), options.json !== undefined ? '--json' : 'stdin');
       await withClient(async (client) => {
-        const result = await client.todoWrite(sessionId, args, options.updateId !== undefined ? { updateId: options.updateId } : {});
+        const result = await client.todoWrite(sessionId, args, {
+          ...(options.updateId !== undefined ? { updateId: options.updateId } : {}),
+          ...(options.expectedVersion !== undefined ? { expectedVersion: options.expectedVersion } : {}),
+        });
         print(renderCounts(result));
       });
     });
+
+  program
+    .command('spawn')
+    .description('start a subagent of a session as a child session; prints the child session id')
+    .argument('<session-id>', 'the parent session')
+    .argument('<name>', 'the subagent name, unique within the parent')
+    .option('--task <text>', 'what the subagent is asked to do')
+    .action(async (sessionId: string, name: string, options: { task?: string }) =>
+      withClient(async (client) => {
+        const child = await client.spawnSubagent(sessionId, { name, ...(options.task !== undefined ? { task: options.task } : {}) });
+        print(child.sessionId);
+      }),
+    );
+
+  program
+    .command('tree')
+    .description('a session, its list and counts, and its subagents recursively')
+    .argument('<session-id>')
+    .option('--json', 'print {"id","todos","counts","children":[...]} as JSON')
+    .action(async (sessionId: string, options: { json?: boolean }) =>
+      withClient(async (client) => {
+        const tree = await client.tree(sessionId);
+        print(options.json === true ? JSON.stringify(treeJson(tree)) : renderTree(tree));
+      }),
+    );
+
+  program
+    .command('list')
+    .description('sessions known to Temporal, newest first: status, parent, counts, last update')
+    .option('--open', 'only sessions that are still running')
+    .option('--json', 'print a JSON array')
+    .action(async (options: { open?: boolean; json?: boolean }) =>
+      withClient(async (client) => {
+        const sessions = await client.list({ open: options.open === true });
+        print(options.json === true ? JSON.stringify(sessions) : renderListing(sessions));
+      }),
+    );
 
   program
     .command('todos')
@@ -227,6 +269,12 @@ async function withClient(action: (client: SessionClient) => Promise<void>): Pro
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);
+}
+
+function parseVersion(value: string): number {
+  const version = Number(value);
+  if (!Number.isInteger(version) || version < 0) throw new UsageError(`--expected-version must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return version;
 }
 
 function parsePort(value: string): number {

@@ -5,4 +5,12 @@ export {
   SessionNotFoundError,
   TodoRejectedError,
 } from './errors';
-export { SessionClient, type StartResult, type TodoWriteOptions } from './session-client';
+export { withBusyRetry } from './busy-retry';
+export {
+  SessionClient,
+  type SessionClientOptions,
+  type SessionListing,
+  type SessionTree,
+  type StartResult,
+  type TodoWriteOptions,
+} from './session-client';

@@ -1,21 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
+  WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
-import { historyToJson, type HistoryJson } from '../history/session-history';
+import { historyToJson, type ExportedHistory, type HistoryJson } from '../history/session-history';
 import {
   trimTodoWriteArgs,
   type RejectionProblem,
   type RejectionRule,
   type SessionSnapshot,
+  type SubagentSpawnInput,
+  type TodoCounts,
   type TodoList,
   type TodoPolicy,
   type TodoWriteArgs,
+  type TodoWriteResult,
 } from '../todo';
 import type * as ReplayModule from '../worker/replay';
 import type { ReplayReport } from '../worker/replay';
@@ -23,14 +28,16 @@ import {
   closeUpdate,
   SESSION_WORKFLOW_TYPE,
   sessionQuery,
+  subagentSpawnUpdate,
   todosQuery,
   todoWriteUpdate,
   turnEndSignal,
   turnStartSignal,
   type AgentSessionInput,
-  type TodoWriteResult,
+  type SubagentSpawnResult,
 } from '../../workflows/messages';
 import { MissingSessionIdError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from './errors';
+import { withBusyRetry } from './busy-retry';
 
 /** What `start` did. */
 export interface StartResult {
@@ -40,10 +47,48 @@ export interface StartResult {
   created: boolean;
 }
 
-/** Options of a single write. */
+/** Options of a single write. None of them is part of the model's tool arguments. */
 export interface TodoWriteOptions {
-  /** Temporal update id; the server applies a repeated id once within a run. */
+  /**
+   * The write's idempotency key (Temporal's update id; generated when absent). A write retried
+   * with the same id is applied once and answers the first call's result, across worker
+   * restarts and continue-as-new.
+   */
   updateId?: string;
+  /** Refuse the write unless the session is still at this version. */
+  expectedVersion?: number;
+}
+
+/** One session of a tree, with its subagents below it. */
+export interface SessionTree {
+  id: string;
+  todos: TodoList;
+  counts: TodoCounts;
+  closed: boolean;
+  /** The name its parent gave it; `null` at the root. */
+  name: string | null;
+  children: SessionTree[];
+}
+
+/** One line of `list()`. */
+export interface SessionListing {
+  id: string;
+  status: 'running' | 'closed';
+  /** The parent session id, for a subagent (`null` also when the session could not answer). */
+  parent: string | null;
+  /** `null` when a running session could not answer (no worker on its task queue). */
+  counts: TodoCounts | null;
+  version: number | null;
+  /** When the session last changed (ISO 8601), else when it started. */
+  updatedAt: string;
+}
+
+/** Settings of a client beyond the connection. */
+export interface SessionClientOptions {
+  /** Task queue new sessions are started on. */
+  taskQueue?: string;
+  /** Applied events per run before a session continues as new (default: the workflow's 500). */
+  continueAsNewAfter?: number;
 }
 
 /**
@@ -52,26 +97,38 @@ export interface TodoWriteOptions {
  *
  * @example
  * const sessions = await SessionClient.connect();
- * await sessions.start('build-42');
  * await sessions.todoWrite('build-42', { todos: [{ content: 'Run lint', status: 'in_progress' }] });
  * console.log(await sessions.todos('build-42'));
  * await sessions.closeConnection();
  */
 export class SessionClient {
   /** Opens a connection from explicit settings, each missing one read from the environment. */
-  static async connect(temporal: Partial<TemporalConfig> = {}): Promise<SessionClient> {
-    const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(temporal) };
+  static async connect(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): Promise<SessionClient> {
+    const { continueAsNewAfter, ...rest } = temporal;
+    const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(rest) };
     const connection = await Connection.connect(connectionOptions(config));
-    return new SessionClient(new Client({ connection, namespace: config.namespace }), config.taskQueue, true);
+    return new SessionClient(
+      new Client({ connection, namespace: config.namespace }),
+      { taskQueue: config.taskQueue, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) },
+      true,
+    );
   }
+
+  /** Task queue new sessions are started on. */
+  readonly taskQueue: string;
+  private readonly startInput: AgentSessionInput;
 
   constructor(
     /** The Temporal client underneath, for anything this class does not wrap. */
     readonly temporal: Client,
-    /** Task queue new sessions are started on. */
-    readonly taskQueue: string = temporalConfigFromEnv().taskQueue,
+    options: SessionClientOptions = {},
     private readonly ownsConnection = false,
-  ) {}
+  ) {
+    this.taskQueue = options.taskQueue ?? temporalConfigFromEnv().taskQueue;
+    const fromEnv = Number(process.env.AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER);
+    const limit = options.continueAsNewAfter ?? (Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : undefined);
+    this.startInput = limit !== undefined ? { continueAsNewAfter: limit } : {};
+  }
 
   /**
    * Starts a session (workflow id = session id). Idempotent: starting a running session
@@ -80,39 +137,43 @@ export class SessionClient {
    * @throws SessionClosedError when a session with that id existed and was closed: ids are
    *   not reused, so its history stays what it was.
    */
-  async start(sessionId: string, input: AgentSessionInput = {}): Promise<StartResult> {
+  async start(sessionId: string, input: Pick<AgentSessionInput, 'task'> = {}): Promise<StartResult> {
     requireId(sessionId);
     try {
       const handle = await this.temporal.workflow.start(SESSION_WORKFLOW_TYPE, {
-        workflowId: sessionId,
-        taskQueue: this.taskQueue,
-        args: [input],
+        ...this.startOptions(sessionId, { ...this.startInput, ...input }),
         workflowIdConflictPolicy: 'FAIL',
-        // Ids are never reused: a closed session's history stays the whole story of that id.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });
       return { sessionId, runId: handle.firstExecutionRunId, created: true };
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
     const described = await this.temporal.workflow.getHandle(sessionId).describe();
-    if (described.status.name !== 'RUNNING') throw new SessionClosedError(sessionId);
+    if (described.status.name !== 'RUNNING' && described.status.name !== 'CONTINUED_AS_NEW') throw new SessionClosedError(sessionId);
     return { sessionId, runId: described.runId, created: false };
   }
 
   /**
    * Sends `todo_write` with tool arguments `{ todos: [...] }` (content is trimmed first) and
-   * returns the counts and the confirmation line.
+   * returns the counts and the confirmation line. The first write to a session that does not
+   * exist yet creates it (update-with-start), so an agent's first tool call needs no `start`.
    *
    * @throws TodoRejectedError when the list breaks a rule (nothing reaches history);
-   *   SessionNotFoundError / SessionClosedError when there is no open session to own it.
+   *   SessionClosedError when the session was closed; MissingSessionIdError without an id.
    */
   async todoWrite(sessionId: string, args: TodoWriteArgs | unknown, options: TodoWriteOptions = {}): Promise<TodoWriteResult> {
     requireId(sessionId);
-    return this.call(sessionId, (handle) =>
-      handle.executeUpdate(todoWriteUpdate, {
-        args: [trimTodoWriteArgs(args) as TodoWriteArgs],
-        ...(options.updateId !== undefined ? { updateId: options.updateId } : {}),
+    const updateId = options.updateId ?? randomUUID();
+    const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimTodoWriteArgs(args) as TodoWriteArgs];
+    if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
+    return this.guard(sessionId, () =>
+      this.temporal.workflow.executeUpdateWithStart(todoWriteUpdate, {
+        args: updateArgs,
+        updateId,
+        startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+          ...this.startOptions(sessionId, this.startInput),
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
       }),
     );
   }
@@ -127,17 +188,78 @@ export class SessionClient {
     await this.call(sessionId, (handle) => handle.signal(turnEndSignal, {}));
   }
 
+  /**
+   * Starts a subagent of `parentId` as a child session named `name` (unique within the parent)
+   * and returns its session id, `<parent>/<name>`.
+   *
+   * @throws TodoRejectedError (`subagent-name`, `subagent-exists`) for a bad or taken name.
+   */
+  async spawnSubagent(parentId: string, input: SubagentSpawnInput): Promise<SubagentSpawnResult> {
+    return this.call(parentId, (handle) => handle.executeUpdate(subagentSpawnUpdate, { args: [input] }));
+  }
+
   /** The current list, or `null` when the current turn has none. Works on closed sessions. */
   async todos(sessionId: string): Promise<TodoList> {
-    return this.call(sessionId, (handle) => handle.query(todosQuery), true);
+    return this.call(sessionId, (handle) => withBusyRetry(() => handle.query(todosQuery)), true);
   }
 
-  /** Turn, list, counts and version of the session. Works on closed sessions. */
+  /** Turn, list, counts, version, parent and children of the session. Works on closed sessions. */
   async session(sessionId: string): Promise<SessionSnapshot> {
-    return this.call(sessionId, (handle) => handle.query(sessionQuery), true);
+    return this.call(sessionId, (handle) => withBusyRetry(() => handle.query(sessionQuery)), true);
   }
 
-  /** Closes the session: its workflow completes, queries keep answering. Idempotent. */
+  /** The session, its list and counts, and its subagents recursively. */
+  async tree(sessionId: string): Promise<SessionTree> {
+    const grow = async (snapshot: SessionSnapshot, name: string | null): Promise<SessionTree> => ({
+      id: snapshot.sessionId,
+      todos: snapshot.todos,
+      counts: snapshot.counts,
+      closed: snapshot.closed,
+      name,
+      children: await Promise.all(
+        snapshot.children.map(async (child) => grow(await this.session(child.sessionId), child.name)),
+      ),
+    });
+    return grow(await this.session(sessionId), null);
+  }
+
+  /**
+   * The sessions of this client's task queue known to Temporal's visibility store, newest
+   * first; with `open`, only running ones. A running session's counts come from its `session`
+   * query; a closed one's from its result, which needs no worker. A running session that cannot
+   * answer (no worker polls its task queue) is listed with `counts: null`.
+   */
+  async list(options: { open?: boolean; limit?: number } = {}): Promise<SessionListing[]> {
+    const query = [
+      `WorkflowType = '${SESSION_WORKFLOW_TYPE}'`,
+      `TaskQueue = '${this.taskQueue.replace(/'/g, "\\'")}'`,
+      options.open === true ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`,
+    ].join(' AND ');
+    const found: Array<{ id: string; running: boolean; started: Date }> = [];
+    for await (const execution of this.temporal.workflow.list({ query })) {
+      found.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING', started: execution.startTime });
+      if (options.limit !== undefined && found.length >= options.limit) break;
+    }
+    return Promise.all(
+      found.map(async ({ id, running, started }): Promise<SessionListing> => {
+        const handle = this.temporal.workflow.getHandle(id);
+        const snapshot: SessionSnapshot | undefined = await (running
+          ? withBusyRetry(() => handle.query(sessionQuery))
+          : (handle.result() as Promise<SessionSnapshot>)
+        ).catch(() => undefined);
+        return {
+          id,
+          status: running ? 'running' : 'closed',
+          parent: snapshot?.parent?.sessionId ?? null,
+          counts: snapshot?.counts ?? null,
+          version: snapshot?.version ?? null,
+          updatedAt: snapshot?.updatedAt ?? started.toISOString(),
+        };
+      }),
+    );
+  }
+
+  /** Closes the session and, first, its open subagents; queries keep answering. Idempotent. */
   async close(sessionId: string): Promise<SessionSnapshot> {
     try {
       return await this.call(sessionId, (handle) => handle.executeUpdate(closeUpdate, { args: [{}] }));
@@ -147,10 +269,26 @@ export class SessionClient {
     }
   }
 
-  /** The session's whole history in the JSON form `temporal workflow show --output json` prints. */
-  async exportHistory(sessionId: string): Promise<HistoryJson> {
-    const history = await this.call(sessionId, (handle) => handle.fetchHistory(), true);
-    return historyToJson(history);
+  /**
+   * The session's whole history. A session with one run exports exactly what
+   * `temporal workflow show --output json` prints (`{ "events": [...] }`); one that continued as
+   * new exports `{ "sessionId", "runs": [{ "runId", "events" }, ...] }`, oldest run first.
+   */
+  async exportHistory(sessionId: string): Promise<ExportedHistory> {
+    const runs: Array<{ runId: string; events: unknown[] }> = [];
+    let runId: string | undefined;
+    for (;;) {
+      const handle = this.temporal.workflow.getHandle(sessionId, runId);
+      const history = await this.call(sessionId, () => handle.fetchHistory(), true);
+      const json: HistoryJson = historyToJson(history);
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      runs.unshift({ runId: runId ?? (await handle.describe()).runId, events: json.events });
+      const previous = started?.continuedExecutionRunId;
+      if (!previous) break;
+      runId = previous;
+    }
+    if (runs.length === 1) return { events: runs[0]!.events };
+    return { sessionId, runs };
   }
 
   /**
@@ -159,7 +297,7 @@ export class SessionClient {
    *
    * @throws ReplayFailedError naming the broken rule or event.
    */
-  async replay(source: string | HistoryJson, policy: TodoPolicy): Promise<ReplayReport> {
+  async replay(source: string | ExportedHistory, policy: TodoPolicy): Promise<ReplayReport> {
     const history = typeof source === 'string' ? await this.exportHistory(source) : source;
     // Loaded on demand: replay needs the worker package, plain clients do not.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -172,11 +310,24 @@ export class SessionClient {
     if (this.ownsConnection) await this.temporal.connection.close();
   }
 
+  private startOptions(sessionId: string, input: AgentSessionInput) {
+    return {
+      workflowId: sessionId,
+      taskQueue: this.taskQueue,
+      args: [input] as [AgentSessionInput],
+      // Ids are never reused: a closed session's history stays the whole story of that id.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    };
+  }
+
   private async call<T>(sessionId: string, action: (handle: WorkflowHandle) => Promise<T>, readOnly = false): Promise<T> {
+    return this.guard(sessionId, () => action(this.temporal.workflow.getHandle(sessionId)), readOnly);
+  }
+
+  private async guard<T>(sessionId: string, action: () => Promise<T>, readOnly = false): Promise<T> {
     requireId(sessionId);
-    const handle = this.temporal.workflow.getHandle(sessionId);
     try {
-      return await action(handle);
+      return await action();
     } catch (error) {
       throw translateError(sessionId, error, readOnly);
     }
@@ -188,10 +339,11 @@ function translateError(sessionId: string, error: unknown, readOnly: boolean): u
     const failure = error.cause;
     if (failure.type === 'TodoRejected') {
       const detail = (failure.details?.[0] ?? {}) as { rule?: RejectionRule; problems?: RejectionProblem[] };
-      if (detail.rule === 'session-closed') return new SessionClosedError(sessionId);
+      if (detail.rule === 'session-closed' && !/subagent/.test(failure.message)) return new SessionClosedError(sessionId);
       return new TodoRejectedError(failure.message, detail.rule ?? 'shape', detail.problems ?? []);
     }
   }
+  if (error instanceof WorkflowExecutionAlreadyStartedError) return new SessionClosedError(sessionId);
   if (error instanceof WorkflowNotFoundError) {
     // Temporal answers "not found" both for unknown ids and for messages to completed runs.
     if (!readOnly && /completed|closed/i.test(error.message)) return new SessionClosedError(sessionId);

@@ -1,12 +1,16 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
+import type { AgentSessionInput } from '../../workflows/messages';
 import {
   applySessionEvent,
+  assertCarriedState,
+  childSessionId,
   INITIAL_SESSION_STATE,
   InvariantViolation,
   type SessionEvent,
   type SessionState,
+  type TodoCounts,
 } from '../todo';
 
 /** A workflow history as Temporal's protobuf types hold it. */
@@ -60,64 +64,156 @@ export function historyToJson(history: History): HistoryJson {
 }
 
 /**
- * The session events a history holds, in order: every accepted `todo_write` and `close`
- * update and every `turn/start` / `turn/end` signal. Rejected updates never reach history, so
- * they cannot appear here.
+ * A session's history over all its runs (it continues as new when a run grows long), oldest
+ * first. A session that never continued as new is exported as a plain {@link HistoryJson}
+ * instead, exactly what `temporal workflow show --output json` prints.
  */
-export function sessionEventsFromHistory(history: History): LoggedSessionEvent[] {
+export interface SessionHistoryJson {
+  sessionId: string;
+  runs: Array<{ runId: string; events: unknown[] }>;
+}
+
+/** Either export format. */
+export type ExportedHistory = HistoryJson | SessionHistoryJson;
+
+/** The runs of an export, oldest first, each as a history `Worker.runReplayHistory` reads. */
+export function runsOf(exported: ExportedHistory): History[] {
+  if ('runs' in exported && Array.isArray(exported.runs)) return exported.runs.map((run) => parseHistory({ events: run.events }));
+  return [parseHistory(exported)];
+}
+
+/** Reads either export format from JSON text or parsed JSON. */
+export function parseExportedHistory(json: string | unknown): ExportedHistory {
+  let value: unknown = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json);
+    } catch (error) {
+      throw new Error(`the history is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  const runs = (value as { runs?: unknown } | null)?.runs;
+  if (Array.isArray(runs)) {
+    runs.forEach((run: unknown, index) => {
+      if (!Array.isArray((run as { events?: unknown } | null)?.events)) throw new Error(`runs[${index}] of the history has no "events" array`);
+    });
+    return value as SessionHistoryJson;
+  }
+  parseHistory(value);
+  return value as HistoryJson;
+}
+
+/** The session id a history belongs to, as its start event records it (if the server wrote it). */
+export function workflowIdOf(history: History): string | undefined {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string | null } | null | undefined;
+  return started?.workflowId ?? undefined;
+}
+
+/** The input a run started with: for a continued run, the state it carried. */
+export function runInputOf(history: History): AgentSessionInput {
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  const input = payloads?.[0] !== undefined ? decode(payloads[0], 1, 'its start input') : undefined;
+  return typeof input === 'object' && input !== null ? (input as AgentSessionInput) : {};
+}
+
+/**
+ * The session events a history holds, in order: accepted `todo_write`, `subagent/spawn` and
+ * `close` updates; `turn/start`, `turn/end`, `session/close` and `subagent/closed` signals.
+ * Rejected updates never reach history, so they cannot appear here.
+ */
+export function sessionEventsFromHistory(history: History, workflowId = workflowIdOf(history) ?? 'session'): LoggedSessionEvent[] {
   const found: LoggedSessionEvent[] = [];
   for (const raw of history.events ?? []) {
     const eventId = Number(raw.eventId ?? 0);
-    const time = timeOf(raw.eventTime);
-    const accepted = raw.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-    if (accepted) {
-      if (accepted.name === 'todo_write') {
-        const args = firstPayload(accepted.args?.payloads, eventId) as { todos?: unknown } | undefined;
-        found.push({
-          eventId,
-          time,
-          event: { type: 'todo/write', todos: args?.todos, label: `todo/write at event ${eventId}` },
-        });
-      } else if (accepted.name === 'close') {
-        found.push({ eventId, time, event: { type: 'session/close' } });
+    const at = timeOf(raw.eventTime);
+    const push = (event: SessionEvent): void => void found.push({ eventId, time: at, event: at !== undefined ? { ...event, at } : event });
+    const accepted = raw.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    if (accepted?.input) {
+      const { name, args } = accepted.input;
+      const updateId = accepted.meta?.updateId ?? undefined;
+      if (name === 'todo_write') {
+        const input = firstPayload(args?.payloads, eventId) as { todos?: unknown } | undefined;
+        push({ type: 'todo/write', todos: input?.todos, label: `todo/write at event ${eventId}`, ...(updateId ? { updateId } : {}) });
+      } else if (name === 'subagent/spawn') {
+        const input = firstPayload(args?.payloads, eventId) as { name: string; task?: string };
+        push({ type: 'subagent/spawn', name: input.name, sessionId: childSessionId(workflowId, input.name), ...(input.task !== undefined ? { task: input.task } : {}) });
+      } else if (name === 'close') {
+        push({ type: 'session/close' });
       }
       continue;
     }
-    const signal = raw.workflowExecutionSignaledEventAttributes?.signalName;
-    if (signal === 'turn/start' || signal === 'turn/end') found.push({ eventId, time, event: { type: signal } });
+    const signal = raw.workflowExecutionSignaledEventAttributes;
+    switch (signal?.signalName) {
+      case 'turn/start':
+      case 'turn/end':
+        push({ type: signal.signalName });
+        break;
+      case 'session/close':
+        push({ type: 'session/close' });
+        break;
+      case 'subagent/closed': {
+        const report = firstPayload(signal.input?.payloads, eventId) as { sessionId?: unknown; counts?: unknown } | undefined;
+        push({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts });
+        break;
+      }
+    }
   }
   return found;
 }
 
 /** A session's state after each of its events: the fold, step by step (time travel). */
 export interface SessionTimeline {
-  steps: Array<LoggedSessionEvent & { state: SessionState }>;
+  steps: Array<LoggedSessionEvent & { state: SessionState; run: number }>;
   final: SessionState;
 }
 
 /**
- * Folds a history offline with the same pure fold the workflow runs, keeping every
- * intermediate state so any point of the session's past can be shown.
+ * Folds a session's history offline — every run, oldest first — with the same pure fold the
+ * workflow runs, keeping each intermediate state so any point of the session's past can be
+ * shown. A continued run starts from the state it carried, after the same checks the workflow
+ * makes, and that state must continue where the previous run ended.
  *
- * @throws InvariantViolation naming the history event id whose list breaks the invariant.
+ * @throws InvariantViolation naming the history event whose list breaks the invariant, or the
+ *   run whose carried state is broken or does not follow from the run before it.
  */
-export function foldHistory(history: History, from: SessionState = INITIAL_SESSION_STATE): SessionTimeline {
-  let state = from;
+export function foldHistory(history: History | readonly History[], workflowId?: string): SessionTimeline {
+  const runs = Array.isArray(history) ? (history as readonly History[]) : [history as History];
   const steps: SessionTimeline['steps'] = [];
-  for (const logged of sessionEventsFromHistory(history)) {
-    state = applySessionEvent(state, logged.event);
-    steps.push({ ...logged, state });
-  }
+  let state: SessionState = INITIAL_SESSION_STATE;
+  runs.forEach((run, index) => {
+    const { carried } = runInputOf(run);
+    if (carried !== undefined) {
+      assertCarriedState(carried);
+      if (index > 0 && !continues(state, carried)) {
+        throw new InvariantViolation(`run ${index + 1}`, 'the state it carried differs from the state the previous run ended with');
+      }
+      state = carried;
+    } else if (index > 0) {
+      throw new InvariantViolation(`run ${index + 1}`, 'a continued run must start from carried state');
+    }
+    for (const logged of sessionEventsFromHistory(run, workflowId ?? workflowIdOf(run))) {
+      state = applySessionEvent(state, logged.event);
+      steps.push({ ...logged, state, run: index + 1 });
+    }
+  });
   return { steps, final: state };
+}
+
+function continues(ended: SessionState, carried: SessionState): boolean {
+  const essence = (s: SessionState) => JSON.stringify([s.turn, s.turnOpen, s.todos, s.version, s.closed, s.children.map((c) => [c.sessionId, c.closed])]);
+  return essence(ended) === essence(carried);
 }
 
 function firstPayload(payloads: temporal.api.common.v1.IPayload[] | null | undefined, eventId: number): unknown {
   const payload = payloads?.[0];
-  if (payload === undefined) return undefined;
+  return payload === undefined ? undefined : decode(payload, eventId, 'its input');
+}
+
+function decode(payload: temporal.api.common.v1.IPayload, eventId: number, what: string): unknown {
   try {
     return defaultPayloadConverter.fromPayload(payload);
   } catch (error) {
-    throw new InvariantViolation(`todo/write at event ${eventId}`, `its input cannot be decoded: ${(error as Error).message}`);
+    throw new InvariantViolation(`event ${eventId}`, `${what} cannot be decoded: ${(error as Error).message}`);
   }
 }
 

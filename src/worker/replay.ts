@@ -1,13 +1,22 @@
 import { Worker } from '@temporalio/worker';
-import { foldHistory, parseHistory, type History, type HistoryJson } from '../history/session-history';
+import {
+  foldHistory,
+  parseExportedHistory,
+  runsOf,
+  workflowIdOf,
+  type ExportedHistory,
+  type History,
+} from '../history/session-history';
 import { assertTodoPolicy, InvariantViolation, type SessionState, type TodoPolicy } from '../todo';
 import { bundleSessionWorkflows } from './workflow-bundle';
 
 /** What a clean replay found. */
 export interface ReplayReport {
-  /** The state at the end of the history: the list a `todos` query would answer. */
+  /** The state at the end of the history: what the `todos` and `session` queries would answer. */
   final: SessionState;
-  /** Session events replayed (writes, turns, close). */
+  /** Runs replayed (more than one when the session continued as new). */
+  runs: number;
+  /** Session events replayed (writes, turns, spawns, closes). */
   sessionEvents: number;
   /** History events replayed in all. */
   historyEvents: number;
@@ -19,41 +28,59 @@ export class ReplayFailedError extends Error {
 }
 
 /**
- * Replays a session history against the current workflow code, bundled under `policy`.
- * Two checks, both must pass: the offline fold (durable invariant on every `todo/write`,
- * naming the history event that breaks it) and Temporal's replayer running the real workflow
- * code (determinism and the same invariant inside the workflow).
+ * Replays a session history — every run of it — against the current workflow code, bundled
+ * under `policy`. Two checks, both must pass: the offline fold (durable invariant on every
+ * `todo/write` and on carried state, naming the history event that breaks it) and Temporal's
+ * replayer running the real workflow code (determinism and the same invariant inside the
+ * workflow).
  *
  * The policy is only baked into the bundle: validators do not run on replay, so the result is
- * the same under either policy — which is exactly the promise this function lets you check.
+ * the same under either policy, which is the promise this function lets you check.
  *
  * @throws ReplayFailedError naming the broken rule or event.
  */
 export async function replaySessionHistory(
-  history: History | HistoryJson | string,
+  history: ExportedHistory | History | string,
   policy: TodoPolicy,
-  workflowId = 'replayed-session',
+  workflowId?: string,
 ): Promise<ReplayReport> {
   assertTodoPolicy(policy, 'replaySessionHistory()');
-  const parsed = typeof history === 'string' || !isProto(history) ? parseHistory(history) : history;
+  let runs: History[];
+  try {
+    runs = isProto(history) ? [history] : runsOf(parseExportedHistory(history));
+  } catch (error) {
+    throw new ReplayFailedError(`replay failed: ${(error as Error).message}`);
+  }
+  const id = workflowId ?? runs.map(workflowIdOf).find((found) => found !== undefined) ?? 'replayed-session';
   let report: ReplayReport;
   try {
-    const timeline = foldHistory(parsed);
-    report = { final: timeline.final, sessionEvents: timeline.steps.length, historyEvents: parsed.events?.length ?? 0 };
+    const timeline = foldHistory(runs, id);
+    report = {
+      final: timeline.final,
+      runs: runs.length,
+      sessionEvents: timeline.steps.length,
+      historyEvents: runs.reduce((sum, run) => sum + (run.events?.length ?? 0), 0),
+    };
   } catch (error) {
     if (error instanceof InvariantViolation) throw new ReplayFailedError(`replay failed: ${error.message}`);
     throw error;
   }
-  const bundle = await bundleSessionWorkflows(policy);
-  try {
-    await Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'agent-sessions-replay' }, parsed, workflowId);
-  } catch (error) {
-    throw new ReplayFailedError(`replay failed against the current workflow code: ${describeReplayError(error)}`);
+  const workflowBundle = await bundleSessionWorkflows(policy);
+  const histories = runs.map((run) => ({ workflowId: id, history: run }));
+  let replayed = 0;
+  // Results come back in the order the histories are given.
+  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'agent-sessions-replay' }, histories)) {
+    replayed++;
+    if (result.error !== undefined) {
+      const run = runs.length > 1 ? ` (run ${replayed} of ${runs.length})` : '';
+      throw new ReplayFailedError(`replay failed against the current workflow code${run}: ${describeReplayError(result.error)}`);
+    }
   }
   return report;
 }
 
-function isProto(history: object): history is History {
+function isProto(history: unknown): history is History {
+  if (typeof history !== 'object' || history === null) return false;
   const first = (history as { events?: unknown[] }).events?.[0] as { eventType?: unknown } | undefined;
   // Parsed JSON names event types with strings; protobuf objects hold enum numbers.
   return first !== undefined && typeof first.eventType === 'number';

@@ -1,0 +1,27 @@
+/**
+ * Temporal buffers one query per workflow while a workflow task runs; a second concurrent one
+ * fails as busy (DESIGN §9). A busy answer is a reason to ask again shortly, never an error for
+ * the reader: retry with a short, growing, jittered pause, up to about five seconds.
+ */
+export async function withBusyRetry<T>(ask: () => Promise<T>, attempts = 12): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (attempt >= attempts || !isBusy(error)) throw error;
+      const pause = Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/** Whether an error is Temporal's "too many queries / resource exhausted" kind of busy. */
+export function isBusy(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (code === 8 || /RESOURCE_EXHAUSTED|too many|busy|concurrent.*limit/i.test(e.message)) return true;
+  }
+  return false;
+}
