@@ -81,9 +81,18 @@ describe('todo_write', () => {
     assert.equal((await client.session(id)).version, 1);
   });
 
-  test('a write to a session that does not exist fails with SessionNotFoundError, never silently', async () => {
-    await assert.rejects(client.todoWrite(uniqueId('missing'), { todos: [] }), SessionNotFoundError);
+  test('the first write to a session that does not exist creates it (update-with-start)', async () => {
+    const id = uniqueId('first-write');
+    const result = await client.todoWrite(id, { todos: [todo('Plan', 'in_progress')] });
+    assert.equal(result.version, 1);
+    assert.deepEqual(await client.todos(id), [todo('Plan', 'in_progress')]);
+    assert.equal((await client.start(id)).created, false, 'the write started it');
+  });
+
+  test('a call that names no session is an error, never a silent no-op, and an unknown session is reported by id', async () => {
     await assert.rejects(client.todoWrite('', { todos: [] }), /session id is required/);
+    await assert.rejects(client.todos(uniqueId('missing')), SessionNotFoundError);
+    await assert.rejects(client.turnStart(uniqueId('missing')), SessionNotFoundError);
   });
 });
 
