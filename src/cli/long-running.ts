@@ -1,4 +1,6 @@
+import { SessionClient } from '../client';
 import { isServing, startDevServer, type DevServerHandle } from '../devserver';
+import { startHttpServer, type HttpServer } from '../http/server';
 import { temporalConfigFromEnv } from '../config/temporal-config';
 import type { TodoPolicy } from '../todo';
 import { createWorker } from '../worker/create-worker';
@@ -46,6 +48,37 @@ export async function runDevServer(options: LocalServerOptions): Promise<void> {
   throw new Error(`the Temporal dev server exited by itself (code ${String(stopped)})`);
 }
 
+interface ServeOptions {
+  port: number;
+  host?: string;
+  policy?: TodoPolicy;
+}
+
+/** Starts the HTTP service with the settings of the environment (token, CORS origins). */
+async function startHttp(options: ServeOptions): Promise<HttpServer> {
+  const token = process.env.AGENT_SESSIONS_TOKEN;
+  const origins = (process.env.AGENT_SESSIONS_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  return startHttpServer({
+    client: SessionClient.lazy(),
+    port: options.port,
+    host: options.host ?? '127.0.0.1',
+    ...(options.policy !== undefined ? { policy: options.policy } : {}),
+    ...(token !== undefined && token !== '' ? { token } : {}),
+    ...(origins.length > 0 ? { corsOrigins: origins } : {}),
+  });
+}
+
+/** `agent-sessions serve`: the HTTP API and dashboard until SIGINT/SIGTERM. */
+export async function runServe(options: ServeOptions): Promise<void> {
+  const server = await startHttp(options);
+  process.stderr.write(
+    `HTTP API and dashboard at ${server.url} (Temporal ${temporalConfigFromEnv().address})` +
+      `${process.env.AGENT_SESSIONS_TOKEN ? '; bearer token required' : ''}. Ctrl-C stops it.\n`,
+  );
+  await untilStopSignal();
+  await server.close();
+}
+
 /** `agent-sessions worker`: a session worker until SIGINT/SIGTERM. */
 export async function runWorker(policy: TodoPolicy): Promise<void> {
   installRuntimeLogging();
@@ -64,7 +97,7 @@ export async function runWorker(policy: TodoPolicy): Promise<void> {
  * `agent-sessions up` (`npm start`): a local server (reused when one already answers; none with
  * `TEMPORAL_ADDRESS` set) and a worker, until SIGINT/SIGTERM.
  */
-export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Promise<void> {
+export async function runUp(policy: TodoPolicy, options: LocalServerOptions & { httpPort: number }): Promise<void> {
   let server: DevServerHandle | undefined;
   let uiUrl: string | undefined;
   if (process.env.TEMPORAL_ADDRESS === undefined || process.env.TEMPORAL_ADDRESS.trim() === '') {
@@ -77,9 +110,11 @@ export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Pr
     }
     process.env.TEMPORAL_ADDRESS = address;
   }
+  let http: HttpServer | undefined;
   try {
     installRuntimeLogging();
     const sessionWorker = await createWorker(policy);
+    http = await startHttp({ port: options.httpPort, policy });
     const config = temporalConfigFromEnv();
     const env = config.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${config.address} `;
     process.stdout.write(
@@ -88,10 +123,12 @@ export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Pr
         `  Temporal server: ${config.address} (namespace ${config.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
+        `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         'Try, in another terminal:',
         `  ${env}npx agent-sessions start demo`,
         `  ${env}npx agent-sessions write demo --json '{"todos":[{"content":"Run lint","status":"in_progress"},{"content":"Fix errors","status":"pending"}]}'`,
         `  ${env}npx agent-sessions todos demo`,
+        `  curl -s ${http.url}/sessions/demo/todos`,
         'Ctrl-C stops everything.',
         '',
       ].join('\n'),
@@ -100,6 +137,7 @@ export async function runUp(policy: TodoPolicy, options: LocalServerOptions): Pr
     await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
     await running;
   } finally {
+    await http?.close();
     await server?.stop();
   }
 }

@@ -5,8 +5,9 @@ import { temporalConfigFromEnv, TEMPORAL_DEFAULTS } from '../config/temporal-con
 import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
 import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
-import { runDevServer, runUp, runWorker } from './long-running';
-import { renderListing, renderTree, treeJson } from './render-tree';
+import { runDevServer, runServe, runUp, runWorker } from './long-running';
+import { treeJson } from '../client/tree-json';
+import { renderListing, renderTree } from './render-tree';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 
 /** Exit codes of the CLI. */
@@ -49,9 +50,21 @@ export function buildProgram(): Command {
     .option('--port <port>', 'frontend port of the local server', parsePort, 7233)
     .option('--ui-port <port>', 'Web UI port of the local server', parsePort)
     .option('--db <file>', 'SQLite file of the local server')
-    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string }) =>
+    .option('--http-port <port>', 'port of the HTTP API and dashboard', parsePort, 8080)
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number }) =>
       runUp(policyFrom(options.allowParallelInProgress), options),
     );
+
+  program
+    .command('serve')
+    .description('run the HTTP API and the live dashboard until SIGINT/SIGTERM')
+    .option('--port <port>', 'port to listen on', parsePort, 8080)
+    .option('--host <host>', 'address to bind (default 127.0.0.1; 0.0.0.0 exposes it)', '127.0.0.1')
+    .addOption(new Option(`${POLICY_FLAG} <true|false>`, `${POLICY_HELP}; only for GET /tool-definition`))
+    .action(async (options: { port: number; host: string; allowParallelInProgress?: string }) => {
+      const hasPolicy = options.allowParallelInProgress !== undefined || (process.env[POLICY_ENV] ?? '') !== '';
+      await runServe({ port: options.port, host: options.host, ...(hasPolicy ? { policy: policyFrom(options.allowParallelInProgress) } : {}) });
+    });
 
   program
     .command('start')

@@ -1,19 +1,6 @@
 import type { SessionListing, SessionTree } from '../client';
 import { renderTodoList, type TodoCounts } from '../todo';
 
-/** The JSON shape of `tree --json`: `{ id, todos, counts, children }` at every level. */
-export interface TreeJson {
-  id: string;
-  todos: SessionTree['todos'];
-  counts: TodoCounts;
-  children: TreeJson[];
-}
-
-/** Keeps exactly the fields of the `tree --json` contract. */
-export function treeJson(tree: SessionTree): TreeJson {
-  return { id: tree.id, todos: tree.todos, counts: tree.counts, children: tree.children.map(treeJson) };
-}
-
 function countsLine(counts: TodoCounts): string {
   return `${counts.pending} pending, ${counts.in_progress} in progress, ${counts.completed} completed`;
 }

@@ -5,7 +5,8 @@ export {
   SessionNotFoundError,
   TodoRejectedError,
 } from './errors';
-export { withBusyRetry } from './busy-retry';
+export { isBusy, withBusyRetry } from './busy-retry';
+export { treeJson, type TreeJson } from './tree-json';
 export {
   SessionClient,
   type SessionClientOptions,

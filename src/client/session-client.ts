@@ -114,6 +114,21 @@ export class SessionClient {
     );
   }
 
+  /**
+   * Like {@link connect}, but connects on first use and reconnects by itself: for long-running
+   * services that must start (and answer "unavailable") while Temporal is down.
+   */
+  static lazy(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): SessionClient {
+    const { continueAsNewAfter, ...rest } = temporal;
+    const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(rest) };
+    const connection = Connection.lazy(connectionOptions(config));
+    return new SessionClient(
+      new Client({ connection, namespace: config.namespace }),
+      { taskQueue: config.taskQueue, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) },
+      true,
+    );
+  }
+
   /** Task queue new sessions are started on. */
   readonly taskQueue: string;
   private readonly startInput: AgentSessionInput;

@@ -1,0 +1,35 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createHttpApp, type HttpAppOptions } from './app';
+
+/** A running HTTP service. */
+export interface HttpServer {
+  /** `http://host:port` */
+  url: string;
+  /** Stops accepting requests, ends event streams and closes the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the HTTP API and dashboard. Binds to 127.0.0.1 by default: exposing it further is a
+ * deliberate choice (`host: '0.0.0.0'`, ideally with a token).
+ */
+export async function startHttpServer(options: HttpAppOptions & { port?: number; host?: string }): Promise<HttpServer> {
+  const { app, reader } = createHttpApp(options);
+  const host = options.host ?? '127.0.0.1';
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: options.port ?? 8080, hostname: host }, (info: AddressInfo) => {
+      const shownHost = info.address.includes(':') ? `[${info.address}]` : info.address;
+      resolve({
+        url: `http://${shownHost}:${info.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            reader.close();
+            if ('closeAllConnections' in server) (server as { closeAllConnections(): void }).closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+    server.once('error', reject);
+  });
+}

@@ -1,0 +1,98 @@
+import type { SessionClient } from '../client';
+import type { SessionSnapshot } from '../todo';
+
+/**
+ * Reads sessions for many HTTP readers at once. Temporal buffers a single query per workflow
+ * while a workflow task runs, so readers of one session share one in-flight `session` query
+ * (busy answers are retried inside the client), and live watchers share one poll loop per
+ * session that tells them only when the version changes.
+ */
+export class SessionReader {
+  private readonly inFlight = new Map<string, Promise<SessionSnapshot>>();
+  private readonly watches = new Map<string, Watch>();
+
+  constructor(
+    private readonly client: SessionClient,
+    /** Pause between polls of a watched session. */
+    private readonly pollMs = 250,
+  ) {}
+
+  /** The session's current state; concurrent calls for one session share a single query. */
+  read(sessionId: string): Promise<SessionSnapshot> {
+    let pending = this.inFlight.get(sessionId);
+    if (pending === undefined) {
+      pending = this.client.session(sessionId).finally(() => this.inFlight.delete(sessionId));
+      this.inFlight.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Calls `listener` with the state now and on every later change of version, until the
+   * returned function is called. Errors while polling are passed to `onError` and polling goes
+   * on (a restarting worker or server must not end a dashboard's stream).
+   */
+  watch(sessionId: string, listener: (snapshot: SessionSnapshot) => void, onError: (error: unknown) => void): () => void {
+    let watch = this.watches.get(sessionId);
+    if (watch === undefined) {
+      watch = new Watch(() => this.read(sessionId), this.pollMs, () => this.watches.delete(sessionId));
+      this.watches.set(sessionId, watch);
+    }
+    return watch.add(listener, onError);
+  }
+
+  /** Stops every poll loop. */
+  close(): void {
+    for (const watch of this.watches.values()) watch.stop();
+    this.watches.clear();
+  }
+}
+
+type Listener = { onChange: (snapshot: SessionSnapshot) => void; onError: (error: unknown) => void };
+
+class Watch {
+  private readonly listeners = new Set<Listener>();
+  private last: SessionSnapshot | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly read: () => Promise<SessionSnapshot>,
+    private readonly pollMs: number,
+    private readonly onEmpty: () => void,
+  ) {}
+
+  add(onChange: Listener['onChange'], onError: Listener['onError']): () => void {
+    const listener = { onChange, onError };
+    this.listeners.add(listener);
+    if (this.last !== undefined) onChange(this.last);
+    if (this.listeners.size === 1) void this.poll();
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) {
+        this.stop();
+        this.onEmpty();
+      }
+    };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const snapshot = await this.read();
+      const changed = this.last === undefined || snapshot.version !== this.last.version || snapshot.closed !== this.last.closed;
+      this.last = snapshot;
+      if (changed) for (const listener of this.listeners) listener.onChange(snapshot);
+    } catch (error) {
+      for (const listener of this.listeners) listener.onError(error);
+    }
+    if (this.stopped) return;
+    // A closed session only changes when a late child report arrives: poll it less often.
+    this.timer = setTimeout(() => void this.poll(), this.last?.closed ? this.pollMs * 8 : this.pollMs);
+  }
+}
