@@ -1,7 +1,9 @@
 /**
- * Temporal buffers one query per workflow while a workflow task runs; a second concurrent one
- * fails as busy (DESIGN §9). A busy answer is a reason to ask again shortly, never an error for
- * the reader: retry with a short, growing, jittered pause, up to about five seconds.
+ * Temporal buffers one query per workflow while a workflow task runs, and admits 10 updates in
+ * flight per workflow; past that it answers busy / resource exhausted (DESIGN §9). That is a
+ * reason to ask again shortly, never an error for the caller: retry with a short, growing,
+ * jittered pause (at most a second each). Only for calls that are safe to repeat: queries, and
+ * updates that carry their update id.
  */
 export async function withBusyRetry<T>(ask: () => Promise<T>, attempts = 12): Promise<T> {
   for (let attempt = 1; ; attempt++) {

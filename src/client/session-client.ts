@@ -181,15 +181,22 @@ export class SessionClient {
     const updateId = options.updateId ?? randomUUID();
     const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimTodoWriteArgs(args) as TodoWriteArgs];
     if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
+    // Temporal admits 10 updates in flight per workflow; past that it answers "resource
+    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
+    // writers queues here with backoff instead of seeing that error.
     return this.guard(sessionId, () =>
-      this.temporal.workflow.executeUpdateWithStart(todoWriteUpdate, {
-        args: updateArgs,
-        updateId,
-        startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
-          ...this.startOptions(sessionId, this.startInput),
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      }),
+      withBusyRetry(
+        () =>
+          this.temporal.workflow.executeUpdateWithStart(todoWriteUpdate, {
+            args: updateArgs,
+            updateId,
+            startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+              ...this.startOptions(sessionId, this.startInput),
+              workflowIdConflictPolicy: 'USE_EXISTING',
+            }),
+          }),
+        20,
+      ),
     );
   }
 
