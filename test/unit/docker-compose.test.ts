@@ -15,11 +15,13 @@ function composeUnavailable(): string | undefined {
 }
 
 const skip = composeUnavailable();
+/** The secrets the stack requires from the environment. */
+const SECRETS = { POSTGRES_PASSWORD: 'test-only', AGENT_SESSIONS_TOKEN: 'test-token' };
 
 function compose(args: string[], vars: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Only what the test passes may shape the result, not the caller's shell.
-  for (const name of ['POSTGRES_PASSWORD', 'POSTGRES_USER', 'ALLOW_PARALLEL_IN_PROGRESS', 'TEMPORAL_NAMESPACE']) delete env[name];
+  for (const name of ['POSTGRES_PASSWORD', 'POSTGRES_USER', 'ALLOW_PARALLEL_IN_PROGRESS', 'TEMPORAL_NAMESPACE', 'AGENT_SESSIONS_TOKEN']) delete env[name];
   const result = spawnSync('docker', ['compose', '--project-directory', root, '-f', join(root, 'docker-compose.yml'), ...args], {
     cwd: root,
     env: { ...env, ...vars },
@@ -33,7 +35,7 @@ interface ComposeService {
   container_name?: string;
   command?: string[];
   environment?: Record<string, string>;
-  ports?: unknown[];
+  ports?: Array<{ host_ip?: string; published?: string; target?: number }>;
   depends_on?: Record<string, { condition: string }>;
   build?: unknown;
 }
@@ -44,25 +46,26 @@ function services(vars: Record<string, string>): Record<string, ComposeService> 
   return (JSON.parse(result.stdout) as { services: Record<string, ComposeService> }).services;
 }
 
-test('the compose file is valid once POSTGRES_PASSWORD is set', { skip }, () => {
-  const result = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only' });
+test('the compose file is valid once its secrets are set', { skip }, () => {
+  const result = compose(['config', '--quiet'], SECRETS);
   assert.equal(result.status, 0, result.stderr);
 });
 
 test('the compose file refuses to run without a PostgreSQL password and says which variable', { skip }, () => {
-  const result = compose(['config', '--quiet']);
+  const result = compose(['config', '--quiet'], { AGENT_SESSIONS_TOKEN: 'test-token' });
   assert.notEqual(result.status, 0);
   assert.match(result.stderr, /POSTGRES_PASSWORD/);
 });
 
 test('the stack has PostgreSQL, Temporal, its UI and scalable workers, with no auto-setup image', { skip }, () => {
-  const all = services({ POSTGRES_PASSWORD: 'test-only' });
+  const all = services(SECRETS);
   for (const name of ['postgresql', 'temporal-admin-tools', 'temporal', 'temporal-create-namespace', 'temporal-ui', 'worker']) {
     assert.ok(all[name], `service ${name} is missing`);
   }
   for (const [name, service] of Object.entries(all)) {
     assert.doesNotMatch(service.image ?? '', /auto-setup/, `${name} uses the deprecated auto-setup image`);
-    if (name !== 'worker') assert.match(service.image ?? '', /:[0-9][^:]*$/, `${name} pins no version: ${service.image}`);
+    // The project's own image is built from this repository, not pulled.
+    if (service.image !== 'agent-sessions:local') assert.match(service.image ?? '', /:[0-9][^:]*$/, `${name} pins no version: ${service.image}`);
   }
   assert.equal(all['temporal']?.depends_on?.['temporal-admin-tools']?.condition, 'service_completed_successfully');
   assert.equal(all['worker']?.depends_on?.['temporal-create-namespace']?.condition, 'service_completed_successfully');
@@ -79,7 +82,7 @@ test('the worker\'s parallel policy is set explicitly and follows ALLOW_PARALLEL
     [{}, 'true'],
     [{ ALLOW_PARALLEL_IN_PROGRESS: 'false' }, 'false'],
   ] as const) {
-    const worker = services({ POSTGRES_PASSWORD: 'test-only', ...vars })['worker'];
+    const worker = services({ ...SECRETS, ...vars })['worker'];
     assert.equal(worker?.environment?.['ALLOW_PARALLEL_IN_PROGRESS'], expected);
     const command = worker?.command ?? [];
     const flag = command.indexOf('--allow-parallel-in-progress');
@@ -87,4 +90,15 @@ test('the worker\'s parallel policy is set explicitly and follows ALLOW_PARALLEL
     assert.notEqual(flag, -1, `the worker command sets no policy: ${JSON.stringify(command)}`);
     assert.equal(command[flag + 1], expected);
   }
+});
+
+test('the HTTP service needs its token from the environment, publishes on loopback only and has a health check', { skip }, () => {
+  const missing = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only' });
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /AGENT_SESSIONS_TOKEN/);
+  const http = services(SECRETS)["http"] as ComposeService & { healthcheck?: { test?: string[] } };
+  assert.ok(http, 'an http service');
+  assert.equal(http.environment?.['AGENT_SESSIONS_TOKEN'], 'test-token');
+  assert.ok(http.healthcheck?.test?.join(' ').includes('/healthz'));
+  assert.ok((http.ports ?? []).every((port) => port.host_ip === '127.0.0.1'));
 });
