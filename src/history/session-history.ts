@@ -40,14 +40,7 @@ export interface LoggedSessionEvent {
  * @throws Error saying what is wrong when the input is not such a history.
  */
 export function parseHistory(json: string | unknown): History {
-  let value: unknown = json;
-  if (typeof json === 'string') {
-    try {
-      value = JSON.parse(json);
-    } catch (error) {
-      throw new Error(`the history is not valid JSON: ${(error as Error).message}`);
-    }
-  }
+  const value = fromJsonText(json);
   if (typeof value !== 'object' || value === null || !Array.isArray((value as { events?: unknown }).events)) {
     throw new Error('the history must be a JSON object with an "events" array, as `temporal workflow show --output json` prints');
   }
@@ -84,14 +77,7 @@ export function runsOf(exported: ExportedHistory): History[] {
 
 /** Reads either export format from JSON text or parsed JSON. */
 export function parseExportedHistory(json: string | unknown): ExportedHistory {
-  let value: unknown = json;
-  if (typeof json === 'string') {
-    try {
-      value = JSON.parse(json);
-    } catch (error) {
-      throw new Error(`the history is not valid JSON: ${(error as Error).message}`);
-    }
-  }
+  const value = fromJsonText(json);
   const runs = (value as { runs?: unknown } | null)?.runs;
   if (Array.isArray(runs)) {
     runs.forEach((run: unknown, index) => {
@@ -202,6 +188,16 @@ export function foldHistory(history: History | readonly History[], workflowId?: 
 function continues(ended: SessionState, carried: SessionState): boolean {
   const essence = (s: SessionState) => JSON.stringify([s.turn, s.turnOpen, s.todos, s.version, s.closed, s.children.map((c) => [c.sessionId, c.closed])]);
   return essence(ended) === essence(carried);
+}
+
+/** Parsed JSON as it is, JSON text parsed. */
+function fromJsonText(json: string | unknown): unknown {
+  if (typeof json !== 'string') return json;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch (error) {
+    throw new Error(`the history is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 function firstPayload(payloads: temporal.api.common.v1.IPayload[] | null | undefined, eventId: number): unknown {
