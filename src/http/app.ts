@@ -94,6 +94,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
       const body = readFileSync(join(staticDir(), file), 'utf8');
       c.header('Content-Type', CONTENT_TYPES[file.split('.').pop()!]!);
       c.header('Cache-Control', 'no-cache');
+      // The page's own <meta> policy, plus what only a header can say: no framing.
+      c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
       return c.body(body);
     });
   }

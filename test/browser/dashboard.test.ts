@@ -1,0 +1,318 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { SessionClient } from '../../src/client';
+import { startHttpServer, type HttpServer } from '../../src/http/server';
+import type { TodoItem, TodoPolicy } from '../../src/todo';
+import { ROOT, connectClient, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+
+const CHROMIUM = '/usr/bin/chromium';
+const LAUNCH_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const VIEWPORT = { width: 1280, height: 800 };
+const WAIT_MS = 20_000;
+const OUTPUT_DIR = process.env.TEST_OUTPUT_DIR ?? join(ROOT, 'test-output');
+
+const policy: TodoPolicy = { allowParallelInProgress: true };
+const taskQueue = uniqueId('dashboard');
+const token = `token-${randomUUID()}`;
+const run = promisify(execFile);
+
+let skipReason: string | undefined;
+let worker: TestWorker | undefined;
+let client: SessionClient | undefined;
+let server: HttpServer | undefined;
+let tokenServer: HttpServer | undefined;
+let browser: Browser | undefined;
+const contexts: BrowserContext[] = [];
+
+/**
+ * Makes sure Debian's Chromium is there, installing it with apt-get when it is not (the test
+ * machine runs as root). Answers why the tests must skip, or undefined when they can run.
+ */
+async function ensureChromium(): Promise<string | undefined> {
+  if (existsSync(CHROMIUM)) return undefined;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const options = { env, timeout: 15 * 60_000, maxBuffer: 64 * 1024 * 1024 };
+  try {
+    await run('apt-get', ['install', '-y', 'chromium'], options);
+  } catch {
+    try {
+      await run('apt-get', ['update'], options);
+      await run('apt-get', ['install', '-y', 'chromium'], options);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      return `the browser tests need Chromium at ${CHROMIUM}, and apt-get install -y chromium failed (${detail})`;
+    }
+  }
+  return existsSync(CHROMIUM) ? undefined : `apt-get install -y chromium finished but ${CHROMIUM} is still missing`;
+}
+
+before(async () => {
+  skipReason = await ensureChromium();
+  if (skipReason !== undefined) return;
+  worker = await startWorker(policy, taskQueue);
+  client = await connectClient(taskQueue);
+  server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy });
+  tokenServer = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, token });
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
+});
+
+after(async () => {
+  await Promise.all(contexts.map((context) => context.close().catch(() => undefined)));
+  await browser?.close();
+  await server?.close();
+  await tokenServer?.close();
+  await client?.closeConnection();
+  await worker?.stop();
+});
+
+/** Skips the test (with the reason) when Chromium could not be had; else the running parts. */
+function ready(t: TestContext): { client: SessionClient; server: HttpServer; tokenServer: HttpServer; browser: Browser } | undefined {
+  if (skipReason !== undefined) {
+    t.skip(skipReason);
+    return undefined;
+  }
+  assert.ok(client && server && tokenServer && browser, 'the set-up did not finish');
+  return { client, server, tokenServer, browser };
+}
+
+/** A page at 1280x800 that records dialogs, uncaught errors, CSP violations and loads. */
+async function openPage(target: Browser, url: string) {
+  const context = await target.newContext({ viewport: VIEWPORT });
+  contexts.push(context);
+  const page = await context.newPage();
+  const seen = { dialogs: [] as string[], errors: [] as string[], loads: 0 };
+  page.on('dialog', (dialog) => {
+    seen.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    void dialog.dismiss().catch(() => undefined);
+  });
+  page.on('pageerror', (error) => seen.errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy|Uncaught/i.test(message.text())) seen.errors.push(message.text());
+  });
+  page.on('load', () => (seen.loads += 1));
+  await page.goto(url);
+  return { page, seen };
+}
+
+const sessionUrl = (base: string, id: string) => `${base}/#/sessions/${encodeURIComponent(id)}`;
+
+/** `POST /sessions/{id}/todo_write` as any HTTP client would. */
+async function write(base: string, id: string, todos: TodoItem[], bearer?: string): Promise<{ version: number }> {
+  const response = await fetch(`${base}/sessions/${encodeURIComponent(id)}/todo_write`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(bearer !== undefined ? { Authorization: `Bearer ${bearer}` } : {}) },
+    body: JSON.stringify({ todos }),
+  });
+  const body = (await response.json()) as { version: number; error?: string };
+  assert.equal(response.status, 200, body.error);
+  return body;
+}
+
+/** Retries `check` until it stops throwing, or throws its last failure after `ms`. */
+async function eventually(check: () => Promise<void>, ms = WAIT_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** The list the page shows: each `#todos > li`'s status and its `.content` text. */
+function shownList(page: Page): Promise<TodoItem[]> {
+  return page
+    .locator('#todos > li')
+    .evaluateAll((items) => items.map((li) => ({ content: li.querySelector('.content')?.textContent ?? '', status: li.getAttribute('data-status') }))) as Promise<TodoItem[]>;
+}
+
+async function waitForList(page: Page, expected: TodoItem[]): Promise<void> {
+  await eventually(async () => assert.deepEqual(await shownList(page), expected));
+}
+
+describe('the live dashboard', () => {
+  test('a session page shows a list written through the API without reloading', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('live');
+    const first = [todo('Read the issue', 'in_progress'), todo('Write the fix')];
+    await write(parts.server.url, id, first);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, first);
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    await page.evaluate('window.__dashboardMarker = "still the same page"');
+    const versionBefore = Number(await page.locator('#version').textContent());
+
+    const second = [todo('Read the issue', 'completed'), todo('Write the fix', 'in_progress'), todo('Run the tests')];
+    const { version } = await write(parts.server.url, id, second);
+    await waitForList(page, second);
+    await eventually(async () => assert.equal(await page.locator('#version').textContent(), String(version)));
+    assert.ok(version > versionBefore);
+    assert.equal(await page.evaluate('window.__dashboardMarker'), 'still the same page', 'the page was reloaded');
+    assert.equal(seen.loads, 1, 'the page loaded more than once');
+    assert.equal(await page.locator('#todos li[data-status="in_progress"] .content').textContent(), 'Write the fix');
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('todo content that looks like HTML is shown as text and runs nothing', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('xss');
+    const payload = '<img src=x onerror=alert(1)>';
+    const scriptish = '<script>alert(2)</script>';
+    const list = [todo(payload, 'in_progress'), todo(scriptish), todo('a "quoted" & <b>bold</b> one', 'completed')];
+    await write(parts.server.url, id, list);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, list);
+    // Give any injected handler a moment to fire before asserting it did not.
+    await page.waitForTimeout(300);
+    assert.deepEqual(seen.dialogs, [], 'a dialog opened: markup from a todo ran');
+    assert.equal(await page.locator('#todos img, #todos script, #todos b').count(), 0);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.equal(await page.locator('#todos li .content').first().textContent(), payload);
+    assert.equal(await page.locator('#todos li .content').nth(1).textContent(), scriptish);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('with a token configured the page asks for it and then shows the list', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('token');
+    const list = [todo('Rotate the keys', 'in_progress'), todo('Tell the team')];
+    await write(parts.tokenServer.url, id, list, token);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.tokenServer.url, id));
+    await page.locator('#token-form').waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await page.locator('#todos').count(), 0, 'the list showed before a token was given');
+
+    await page.locator('#token-input').fill('not-the-token');
+    await page.locator('#token-form button[type="submit"]').click();
+    await eventually(async () => assert.match((await page.locator('#token-error').textContent()) ?? '', /not accepted/));
+
+    await page.locator('#token-input').fill(token);
+    await page.locator('#token-form button[type="submit"]').click();
+    await waitForList(page, list);
+    assert.equal(await page.locator('#token-form').count(), 0);
+    assert.equal(await page.evaluate('sessionStorage.getItem("agent-sessions.token")'), token);
+
+    // The live stream carries the token too: a later write arrives without a reload.
+    const next = [todo('Rotate the keys', 'completed'), todo('Tell the team', 'in_progress')];
+    await write(parts.tokenServer.url, id, next, token);
+    await waitForList(page, next);
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('the history slider moved to the first write shows that earlier list', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('history');
+    const lists = [
+      [todo('Plan', 'in_progress')],
+      [todo('Plan', 'completed'), todo('Build', 'in_progress')],
+      [todo('Plan', 'completed'), todo('Build', 'completed'), todo('Ship', 'in_progress')],
+    ];
+    await parts.client.start(id);
+    await parts.client.turnStart(id);
+    for (const list of lists) await write(parts.server.url, id, list);
+    const latest = lists[2]!;
+
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, latest);
+    const response = await fetch(`${parts.server.url}/sessions/${encodeURIComponent(id)}/timeline`);
+    const { steps } = (await response.json()) as { steps: Array<{ type: string; todos: TodoItem[] | null }> };
+    const firstWrite = steps.findIndex((step) => step.type === 'todo/write');
+    assert.ok(firstWrite > 0, `the timeline starts with a turn: ${JSON.stringify(steps.map((s) => s.type))}`);
+    const slider = page.locator('#history-slider');
+    await eventually(async () => assert.equal(await slider.getAttribute('max'), String(steps.length - 1)));
+    assert.equal(await slider.inputValue(), String(steps.length - 1), 'the slider starts at the live end');
+
+    await slider.fill(String(firstWrite));
+    await waitForList(page, lists[0]!);
+    const caption = (await page.locator('#history-step').textContent()) ?? '';
+    assert.match(caption, /todo\/write/);
+    assert.match(caption, new RegExp(`step ${firstWrite + 1} of ${steps.length}`));
+
+    // While looking back, a new write does not move the view; "Live" returns to it.
+    const newest = [...latest.slice(0, 2), todo('Ship', 'completed')];
+    await write(parts.server.url, id, newest);
+    await eventually(async () => assert.match((await page.locator('#history-live').textContent()) ?? '', /new changes/));
+    assert.deepEqual(await shownList(page), lists[0]);
+    await page.locator('#history-live').click();
+    await waitForList(page, newest);
+    await eventually(async () => assert.equal(await slider.getAttribute('max'), String(steps.length)));
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('the sessions page lists sessions with status, parent and counts, linking to their pages', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const parent = uniqueId('listed');
+    await write(parts.server.url, parent, [todo('One', 'completed'), todo('Two', 'in_progress'), todo('Three')]);
+    const { sessionId: child } = await parts.client.spawnSubagent(parent, { name: 'helper', task: 'help' });
+    const { page, seen } = await openPage(parts.browser, `${parts.server.url}/#/`);
+    const row = page.locator(`#sessions tr[data-id="${child}"]`);
+    await row.waitFor({ timeout: WAIT_MS });
+    assert.match((await row.textContent()) ?? '', new RegExp(`${parent}.*Running`));
+    const parentRow = page.locator(`#sessions tr[data-id="${parent}"]`);
+    assert.match((await parentRow.textContent()) ?? '', /1\/3 done · 1 in progress/);
+    await row.locator('a').first().click();
+    await eventually(async () => assert.equal(await page.locator('.session-id').textContent(), child));
+    assert.equal(await page.locator('#parent a').textContent(), parent);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a session with a parent, two subagents and a mixed list is captured as a screenshot', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const { client: sessions } = parts;
+    const root = uniqueId('release');
+    await sessions.start(root, { task: 'Release 2.4 of the billing service' });
+    await sessions.turnStart(root);
+    await sessions.todoWrite(root, {
+      todos: [todo('Freeze the release branch', 'completed'), todo('Backend changes (subagent)', 'in_progress'), todo('Publish release notes')],
+    });
+    const { sessionId: backend } = await sessions.spawnSubagent(root, { name: 'backend', task: 'Ship the invoice-export API behind a feature flag' });
+    await sessions.turnStart(backend);
+    const { sessionId: migrations } = await sessions.spawnSubagent(backend, { name: 'migrations', task: 'Add the invoice_exports table' });
+    const { sessionId: tests } = await sessions.spawnSubagent(backend, { name: 'tests', task: 'Cover the export endpoint end to end' });
+    await sessions.todoWrite(migrations, { todos: [todo('Write the migration', 'completed'), todo('Run it on staging', 'completed')] });
+    await sessions.close(migrations);
+    await sessions.todoWrite(tests, {
+      todos: [todo('Fixture invoices', 'completed'), todo('Happy path', 'completed'), todo('Pagination', 'in_progress'), todo('Permission errors')],
+    });
+    await sessions.todoWrite(backend, { todos: [todo('Sketch the endpoint', 'in_progress'), todo('Implement the export')] });
+    const mixed = [
+      todo('Sketch the endpoint and its JSON shape', 'completed'),
+      todo('Add the invoice_exports migration', 'completed'),
+      todo('Implement GET /invoices/export with streaming CSV', 'in_progress'),
+      todo('Put it behind the invoice-export feature flag'),
+      todo('Update the API reference'),
+    ];
+    await sessions.todoWrite(backend, { todos: mixed });
+
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, backend));
+    await waitForList(page, mixed);
+    await eventually(async () => assert.equal(await page.locator('#children > li').count(), 2));
+    await eventually(async () => assert.match((await page.locator(`#children li[data-id="${tests}"]`).textContent()) ?? '', /2\/4 done · 1 in progress/));
+    await eventually(async () => assert.match((await page.locator(`#children li[data-id="${migrations}"]`).textContent()) ?? '', /Closed/));
+    await eventually(async () => assert.equal(await page.locator('#history-slider').isDisabled(), false));
+    assert.equal(await page.locator('#parent a').textContent(), root);
+    assert.match((await page.locator('#turn').textContent()) ?? '', /^1 · open$/);
+
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    const file = join(OUTPUT_DIR, 'dashboard.png');
+    await page.screenshot({ path: file, animations: 'disabled' });
+    mkdirSync(join(ROOT, 'docs'), { recursive: true });
+    copyFileSync(file, join(ROOT, 'docs', 'dashboard.png'));
+    assert.deepEqual(seen.errors, []);
+  });
+});
