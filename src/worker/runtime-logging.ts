@@ -6,7 +6,7 @@ const EXPECTED = /^No (activities|Nexus services) registered/;
 
 /**
  * Installs Temporal's runtime with a logger that prints `level` and above to stderr, one line
- * per entry (the native core's lines included), without the SDK's start-up notices that are
+ * per entry (the native core's own lines at the same level), without the SDK's start-up notices that are
  * expected here. Call before the first
  * worker or replay; a second call is ignored.
  */
@@ -17,9 +17,9 @@ export function installRuntimeLogging(level: LogLevel = 'WARN'): void {
     process.stderr.write(`[temporal ${entry.level}] ${entry.message}${meta}\n`);
   });
   try {
-    // Forward the native core's logs through the same logger and level, so one setting governs
-    // every line the worker prints (the core otherwise writes its own WARN lines to stderr).
-    Runtime.install({ logger, telemetryOptions: { logging: { forward: {}, filter: { core: level, other: level } } } });
+    // The native core writes its own lines; give it the same level so one setting governs every
+    // line. (Forwarding them to the logger instead keeps a short-lived CLI process from exiting.)
+    Runtime.install({ logger, telemetryOptions: { logging: { console: {}, filter: { core: level, other: level } } } });
   } catch {
     // The runtime exists already (installed earlier in this process): keep it.
   }
