@@ -18,7 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SessionClient } from '../src/client/session-client';
-import { isBusy } from '../src/client/busy-retry';
+import { isBusy } from '../src/client/transient-errors';
 import { AgentSessionsError } from '../src/client/errors';
 import type { TodoItem } from '../src/todo';
 

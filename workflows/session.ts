@@ -15,7 +15,7 @@ import {
   acceptTodoWrite,
   applySessionEvent,
   assertCarriedState,
-  checkExpectedVersion,
+  checkWriteOptions,
   childSessionId,
   countTodos,
   findReceipt,
@@ -96,7 +96,7 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
         if (findReceipt(state, currentUpdateInfo()?.id) !== undefined) return;
         if (state.closed) throw rejected(`todo_write rejected: session ${sessionId} is closed and accepts no more writes`, 'session-closed');
         asFailure(() => {
-          checkExpectedVersion(options?.expectedVersion, state.version);
+          checkWriteOptions(options, state.version);
           acceptTodoWrite(args, deploymentPolicy());
         });
       },
@@ -171,7 +171,9 @@ function asFailure(check: () => void): void {
   try {
     check();
   } catch (error) {
-    if (error instanceof TodoRejection) throw rejected(error.message, error.rule, error.problems);
+    // The message already lists at most ten problems; the details must stay as small, whatever
+    // was sent (a failure larger than Temporal's payload limit would fail the workflow task).
+    if (error instanceof TodoRejection) throw rejected(error.message, error.rule, error.problems.slice(0, 10));
     throw error;
   }
 }

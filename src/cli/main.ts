@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { AgentSessionsError, SessionClient, TodoRejectedError } from '../client';
+import { AgentSessionsError, isUnavailable, SessionClient, TodoRejectedError } from '../client';
 import { temporalConfigFromEnv, TEMPORAL_DEFAULTS } from '../config/temporal-config';
 import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
@@ -107,7 +107,7 @@ export function buildProgram(): Command {
     .option('--update-id <id>', 'idempotency key: a write retried with the same id is applied once')
     .option('--expected-version <n>', 'refuse the write unless the session is still at this version', parseVersion)
     .action(async (sessionId: string, options: { json?: string; updateId?: string; expectedVersion?: number }) => {
-      const args = parseJsonArgument(options.json ?? readStdin(), options.json !== undefined ? '--json' : 'stdin');
+      const args = parseJsonArgument(options.json ?? (await readStdin()), options.json !== undefined ? '--json' : 'stdin');
       await withClient(async (client) => {
         const result = await client.todoWrite(sessionId, args, {
           ...(options.updateId !== undefined ? { updateId: options.updateId } : {}),
@@ -264,7 +264,7 @@ function explain(error: unknown): string {
   }
   if (error instanceof UsageError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
-  if (/UNAVAILABLE|ECONNREFUSED|Failed to connect|deadline/i.test(message)) {
+  if (isUnavailable(error)) {
     const { address, namespace } = temporalConfigFromEnv();
     return `cannot reach Temporal at ${address} (namespace ${namespace}): ${message}. Is a server running? Start one with \`agent-sessions dev\` or set TEMPORAL_ADDRESS.`;
   }
@@ -285,8 +285,8 @@ function print(line: string): void {
 }
 
 function parseVersion(value: string): number {
-  const version = Number(value);
-  if (!Number.isInteger(version) || version < 0) throw new UsageError(`--expected-version must be a non-negative integer, got ${JSON.stringify(value)}`);
+  const version = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(version)) throw new UsageError(`--expected-version must be a non-negative integer, got ${JSON.stringify(value)}`);
   return version;
 }
 
@@ -296,11 +296,18 @@ function parsePort(value: string): number {
   return port;
 }
 
-function readStdin(): string {
+async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) {
     throw new UsageError('give the tool arguments {"todos":[...]} with --json or on standard input');
   }
-  return readFileSync(0, 'utf8');
+  // Read as a stream: a pipe whose writer is slow is not an error, just a wait.
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new CliInputError('the arguments from stdin are not valid JSON: they are not UTF-8 text');
+  }
 }
 
 function readFileOrFail(file: string): string {

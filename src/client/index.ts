@@ -5,7 +5,7 @@ export {
   SessionNotFoundError,
   TodoRejectedError,
 } from './errors';
-export { isBusy, withBusyRetry } from './busy-retry';
+export { isBusy, isUnavailable, withBusyRetry } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
 export {
   SessionClient,

@@ -11,6 +11,9 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
 import { historyToJson, type ExportedHistory, type HistoryJson } from '../history/session-history';
 import {
+  acceptTodoWrite,
+  jsonUtf8Length,
+  TodoRejection,
   trimTodoWriteArgs,
   type RejectionProblem,
   type RejectionRule,
@@ -37,7 +40,7 @@ import {
   type SubagentSpawnResult,
 } from '../../workflows/messages';
 import { MissingSessionIdError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from './errors';
-import { withBusyRetry } from './busy-retry';
+import { withBusyRetry } from './transient-errors';
 
 /** What `start` did. */
 export interface StartResult {
@@ -179,7 +182,9 @@ export class SessionClient {
   async todoWrite(sessionId: string, args: TodoWriteArgs | unknown, options: TodoWriteOptions = {}): Promise<TodoWriteResult> {
     requireId(sessionId);
     const updateId = options.updateId ?? randomUUID();
-    const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimTodoWriteArgs(args) as TodoWriteArgs];
+    const trimmed = trimTodoWriteArgs(args);
+    refuseUnsendable(trimmed);
+    const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimmed as TodoWriteArgs];
     if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
     // Temporal admits 10 updates in flight per workflow; past that it answers "resource
     // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
@@ -354,6 +359,40 @@ export class SessionClient {
       throw translateError(sessionId, error, readOnly);
     }
   }
+}
+
+/** Above this many bytes of JSON, arguments are checked here: Temporal would refuse the payload itself. */
+const LARGEST_SENT_ARGUMENTS = 1024 * 1024;
+
+/**
+ * Arguments that cannot reach the validator — not encodable as JSON (say, nested ten thousand
+ * deep), or larger than Temporal's payload limit — are refused here with the rule they break,
+ * instead of surfacing as a payload or gRPC error.
+ *
+ * @throws TodoRejectedError
+ */
+function refuseUnsendable(args: unknown): void {
+  let bytes: number | undefined;
+  try {
+    bytes = jsonUtf8Length(args);
+  } catch {
+    bytes = undefined; // Not encodable as JSON at all (nested too deep for the encoder).
+  }
+  if (bytes !== undefined && bytes <= LARGEST_SENT_ARGUMENTS) return;
+  try {
+    // The policy-free rules, the same the validator runs: such arguments break one of them
+    // (shape, count or size), and the model gets the very sentence the workflow would give.
+    acceptTodoWrite(args, { allowParallelInProgress: true });
+  } catch (error) {
+    if (error instanceof TodoRejection) throw new TodoRejectedError(error.message, error.rule, error.problems);
+    throw error;
+  }
+  const detail =
+    bytes === undefined
+      ? 'the arguments cannot be encoded as JSON; send a plain {"todos": [...]}'
+      : `the arguments are ${bytes} bytes of JSON, more than the ${LARGEST_SENT_ARGUMENTS} a write can carry`;
+  const rule = bytes === undefined ? ('shape' as const) : ('list-too-large' as const);
+  throw new TodoRejectedError(`todo_write rejected: ${detail} [${rule}]`, rule, [{ rule, path: 'arguments', detail }]);
 }
 
 function translateError(sessionId: string, error: unknown, readOnly: boolean): unknown {

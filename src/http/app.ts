@@ -85,7 +85,11 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
     '*',
     bodyLimit({
       maxSize: options.bodyLimitBytes ?? 1024 * 1024,
-      onError: (c) => c.json({ error: `the request body is larger than ${options.bodyLimitBytes ?? 1024 * 1024} bytes` }, 413),
+      onError: (c) => {
+        // The rest of the body is never read, so this connection cannot carry another request.
+        c.header('Connection', 'close');
+        return c.json({ error: `the request body is larger than ${options.bodyLimitBytes ?? 1024 * 1024} bytes` }, 413);
+      },
     }),
   );
 
@@ -211,7 +215,13 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
 }
 
 async function jsonBody(c: Context): Promise<unknown> {
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer());
+  } catch {
+    // Never silently replaced with U+FFFD: the stored list must be what was sent.
+    throw new BadRequestError('the request body is not valid JSON: it is not UTF-8 text');
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -222,8 +232,8 @@ async function jsonBody(c: Context): Promise<unknown> {
 function ifMatchVersion(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '') return undefined;
   const raw = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
-  const version = Number(raw);
-  if (!Number.isInteger(version) || version < 0) throw new BadRequestError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
+  const version = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(version)) throw new BadRequestError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
   return version;
 }
 

@@ -1,4 +1,4 @@
-import { SessionClosedError, SessionNotFoundError, TodoRejectedError, MissingSessionIdError } from '../client';
+import { isUnavailable, MissingSessionIdError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from '../client';
 import { ReplayFailedError } from '../worker/replay';
 
 /** An error answer: status and JSON body. */
@@ -30,18 +30,6 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     return { status: 503, body: { error: `Temporal is unreachable right now (${firstLine(error)}); try again shortly` } };
   }
   return { status: 500, body: { error: `internal error: ${firstLine(error)}` } };
-}
-
-/** Whether an error means Temporal could not be reached or did not answer in time. */
-export function isUnavailable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
-    seen.add(e);
-    const code = (e as { code?: unknown }).code;
-    if (code === 14 || code === 4) return true;
-    if (/UNAVAILABLE|DEADLINE_EXCEEDED|ECONNREFUSED|Failed to connect|No connection established|deadline/i.test(e.message)) return true;
-  }
-  return false;
 }
 
 function firstLine(error: unknown): string {

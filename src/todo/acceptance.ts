@@ -128,9 +128,12 @@ function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): Reje
       case 'unrecognized_keys': {
         const where = issue.path.length === 0 ? 'the arguments' : path;
         const allowed = issue.path.length === 0 ? '"todos"' : '"content" and "status"';
-        detail = `${where} ${issue.keys.length === 1 ? 'has an unknown property' : 'have unknown properties'} ${issue.keys
-          .map((k) => JSON.stringify(k))
-          .join(', ')}; only ${allowed} ${issue.path.length === 0 ? 'is' : 'are'} allowed`;
+        const verb = issue.path.length === 0 || issue.keys.length > 1 ? 'have' : 'has';
+        const noun = issue.keys.length === 1 ? 'an unknown property' : 'unknown properties';
+        // Key names are the sender's text: cut each and list ten, so the message stays small.
+        const keys = issue.keys.slice(0, 10).map((k) => describeValue(k));
+        if (issue.keys.length > keys.length) keys.push(`…and ${issue.keys.length - keys.length} more`);
+        detail = `${where} ${verb} ${noun} ${keys.join(', ')}; only ${allowed} ${issue.path.length === 0 ? 'is' : 'are'} allowed`;
         break;
       }
       case 'invalid_type':

@@ -23,3 +23,30 @@ export function checkExpectedVersion(expected: unknown, current: number): void {
     ]);
   }
 }
+
+/**
+ * Checks the optional second argument of `todo_write` (`{ "expectedVersion": N }`) and applies
+ * the version check. Anything else there — a typo such as `expectedVersoin`, a number, an
+ * array — is refused, because ignoring it would silently skip the check the sender asked for.
+ *
+ * @throws TodoRejection (`shape` or `stale-version`).
+ */
+export function checkWriteOptions(options: unknown, current: number): void {
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TodoRejection([
+      { rule: 'shape', path: 'options', detail: `the second argument must be an object {"expectedVersion": N}, got ${describeValue(options)}` },
+    ]);
+  }
+  const unknown = Object.keys(options).filter((key) => key !== 'expectedVersion');
+  if (unknown.length > 0) {
+    throw new TodoRejection([
+      {
+        rule: 'shape',
+        path: 'options',
+        detail: `the second argument has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 10).map((k) => describeValue(k)).join(', ')}; only "expectedVersion" is allowed`,
+      },
+    ]);
+  }
+  checkExpectedVersion((options as { expectedVersion?: unknown }).expectedVersion, current);
+}

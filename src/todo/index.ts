@@ -9,7 +9,7 @@ export {
   type TodoWriteToolDefinition,
 } from './description';
 export { assertCarriedState } from './carried-state';
-export { checkExpectedVersion } from './expected-version';
+export { checkExpectedVersion, checkWriteOptions } from './expected-version';
 export {
   applySessionEvent,
   findReceipt,

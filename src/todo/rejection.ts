@@ -47,10 +47,16 @@ export class TodoRejection extends Error {
   constructor(problems: readonly RejectionProblem[], message = 'todo_write') {
     const first = problems[0];
     if (first === undefined) throw new RangeError('a TodoRejection needs at least one problem');
-    super(formatRejection(problems, message));
+    // Paths and details quote the sender's input: keep each bounded whatever was sent.
+    const bounded = problems.map((p) => ({ ...p, path: cut(p.path, 120), detail: cut(p.detail, 400) }));
+    super(formatRejection(bounded, message));
     this.rule = first.rule;
-    this.problems = problems;
+    this.problems = bounded;
   }
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
 function formatRejection(problems: readonly RejectionProblem[], message: string): string {

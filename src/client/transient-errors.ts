@@ -27,3 +27,19 @@ export function isBusy(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether an error means Temporal could not be reached or did not answer in time (gRPC
+ * UNAVAILABLE or DEADLINE_EXCEEDED, a refused connection). Matched on codes and on Temporal's
+ * own phrases only, so a local "resource temporarily unavailable" is not mistaken for it.
+ */
+export function isUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (code === 14 || code === 4) return true;
+    if (/\b(14 UNAVAILABLE|4 DEADLINE_EXCEEDED)\b|ECONNREFUSED|Failed to connect|No connection established|deadline exceeded/i.test(e.message)) return true;
+  }
+  return false;
+}
