@@ -311,8 +311,11 @@ describe('the live dashboard', () => {
     mkdirSync(OUTPUT_DIR, { recursive: true });
     const file = join(OUTPUT_DIR, 'dashboard.png');
     await page.screenshot({ path: file, animations: 'disabled' });
-    mkdirSync(join(ROOT, 'docs'), { recursive: true });
-    copyFileSync(file, join(ROOT, 'docs', 'dashboard.png'));
+    // The README's picture is refreshed only on request, so a test run leaves the checkout clean.
+    if (process.env.UPDATE_SCREENSHOT === '1') {
+      mkdirSync(join(ROOT, 'docs'), { recursive: true });
+      copyFileSync(file, join(ROOT, 'docs', 'dashboard.png'));
+    }
     assert.deepEqual(seen.errors, []);
   });
 });
