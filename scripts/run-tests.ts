@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { findFreePort, findTemporalCli, startDevServer } from '../src/devserver';
 
 const ROOT = join(__dirname, '..');
-const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/browser'];
+const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/faults', 'test/browser'];
 
 function testFiles(): string[] {
   return SUITES.flatMap((dir) =>

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -124,7 +126,12 @@ export class SessionClient {
   static lazy(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): SessionClient {
     const { continueAsNewAfter, ...rest } = temporal;
     const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(rest) };
-    const connection = Connection.lazy(connectionOptions(config));
+    const connection = Connection.lazy({
+      ...connectionOptions(config),
+      // A service must say "unavailable" in well under a second, not after the SDK's ten
+      // retries over ~15 s; busy answers are still retried above, by withBusyRetry.
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3, maxIntervalMs: () => 300 }))],
+    });
     return new SessionClient(
       new Client({ connection, namespace: config.namespace }),
       { taskQueue: config.taskQueue, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) },

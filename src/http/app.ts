@@ -53,7 +53,14 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const schemas = apiSchemas();
   const app = new OpenAPIHono();
-  const temporal = <T>(call: () => Promise<T>): Promise<T> => client.temporal.connection.withDeadline(Date.now() + timeout, call);
+  // The deadline bounds each RPC; the timer bounds the whole call, retries and all.
+  const temporal = <T>(call: () => Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`4 DEADLINE_EXCEEDED: no answer from Temporal within ${timeout} ms`)), timeout);
+    });
+    return Promise.race([client.temporal.connection.withDeadline(Date.now() + timeout, call), late]).finally(() => clearTimeout(timer));
+  };
 
   app.onError((error, c) => {
     const answer = errorAnswer(error);
