@@ -1,0 +1,242 @@
+/**
+ * What every measurement shares: one Temporal server, a session worker and a bare-workflow
+ * worker (each on its own task queue, each in this process), a client for each, and the
+ * calls being compared, written once so every measurement compares the same things.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { SessionClient, withBusyRetry } from '../src/client';
+import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../src/config/temporal-config';
+import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
+import type { TodoItem, TodoPolicy, TodoWriteArgs, TodoWriteResult } from '../src/todo';
+import { bundleSessionWorkflows, createWorker, type SessionWorker } from '../src/worker';
+import { todosQuery, todoWriteUpdate } from '../workflows/messages';
+import { BARE_WORKFLOW_TYPE, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';
+
+/** The deployment policy of the benchmark's session workers (the stricter one: its validator does one more check). */
+export const POLICY: TodoPolicy = { allowParallelInProgress: false };
+
+/** A worker running in this process, and how to stop it. */
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+/** The shared environment of one benchmark run. */
+export interface Bench {
+  readonly quick: boolean;
+  readonly address: string;
+  readonly namespace: string;
+  readonly sessionQueue: string;
+  readonly bareQueue: string;
+  /** The project's client, on the session task queue (continue-as-new after 500 applied events, the default). */
+  readonly sessions: SessionClient;
+  /** The Temporal client underneath, for the bare workflow and plain calls. */
+  readonly temporal: Client;
+  readonly sessionBundle: WorkflowBundle;
+  readonly bareBundle: WorkflowBundle;
+  /** The `temporal` binary that runs the local server, when this run started one. */
+  readonly cliPath: string | undefined;
+  readonly serverVersion: string | undefined;
+  /** A fresh workflow id. */
+  id(prefix: string): string;
+  /** One line of progress on stderr. */
+  progress(message: string): void;
+  /** Starts one more session worker and one more bare worker on the same task queues. */
+  addWorkers(): Promise<RunningWorker[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts (or reuses, with `TEMPORAL_ADDRESS`) the server, bundles both workflows, starts one
+ * worker of each kind and connects the client.
+ */
+export async function openBench(quick: boolean, progress: (message: string) => void): Promise<Bench> {
+  let server: DevServerHandle | undefined;
+  let cliPath: string | undefined;
+  const base = temporalConfigFromEnv();
+  let address = process.env.TEMPORAL_ADDRESS;
+  if (address === undefined || address === '') {
+    cliPath = await findTemporalCli();
+    progress('TEMPORAL_ADDRESS is not set: starting a dev server (headless, fresh SQLite file) for this run…');
+    server = await startDevServer({
+      port: await findFreePort(),
+      uiPort: false,
+      stdio: 'ignore',
+      dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-bench-')), 'temporal.sqlite'),
+    });
+    address = server.address;
+  }
+  const run = randomUUID().slice(0, 8);
+  const sessionQueue = `bench-sessions-${run}`;
+  const bareQueue = `bench-bare-${run}`;
+  const config: TemporalConfig = { ...base, address, taskQueue: sessionQueue };
+  const workers: RunningWorker[] = [];
+
+  progress('bundling the session and bare workflows…');
+  const sessionBundle = await bundleSessionWorkflows(POLICY);
+  const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
+
+  const startSessionWorker = async (): Promise<RunningWorker> => {
+    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue: sessionQueue } });
+    const running = worker.run();
+    return {
+      async stop() {
+        worker.shutdown();
+        await running;
+      },
+    };
+  };
+  const startBareWorker = async (): Promise<RunningWorker> => {
+    // Its own connection, as createWorker opens one for each session worker.
+    const connection = await NativeConnection.connect(connectionOptions(config));
+    const worker = await Worker.create({ connection, namespace: config.namespace, taskQueue: bareQueue, workflowBundle: bareBundle });
+    const running = worker.run().finally(() => connection.close());
+    return {
+      async stop() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      },
+    };
+  };
+
+  workers.push(await startSessionWorker(), await startBareWorker());
+  const sessions = await SessionClient.connect({ ...config, taskQueue: sessionQueue, continueAsNewAfter: 500 });
+  const info = await sessions.temporal.connection.workflowService.getSystemInfo({}).catch(() => undefined);
+
+  return {
+    quick,
+    address,
+    namespace: config.namespace,
+    sessionQueue,
+    bareQueue,
+    sessions,
+    temporal: sessions.temporal,
+    sessionBundle,
+    bareBundle,
+    cliPath,
+    serverVersion: info?.serverVersion ?? undefined,
+    id: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
+    progress,
+    async addWorkers() {
+      const added = [await startSessionWorker(), await startBareWorker()];
+      workers.push(...added);
+      return added.map((worker) => ({
+        async stop() {
+          const at = workers.indexOf(worker);
+          if (at >= 0) workers.splice(at, 1);
+          await worker.stop();
+        },
+      }));
+    },
+    async close() {
+      await sessions.closeConnection().catch(() => undefined);
+      await Promise.allSettled(workers.map((worker) => worker.stop()));
+      await server?.stop();
+    },
+  };
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`bare workflow bundler: ${message}\n`),
+  error: (message: string) => process.stderr.write(`bare workflow bundler: ${message}\n`),
+};
+
+/**
+ * A valid list of `size` todos for write number `step`: realistic one-line contents (about 45
+ * characters), the first items completed, one in progress, the rest pending, moving on with
+ * every step so consecutive writes differ.
+ */
+export function todoList(size: number, step: number): TodoWriteArgs {
+  const active = step % size;
+  const todos: TodoItem[] = [];
+  for (let k = 0; k < size; k++) {
+    todos.push({
+      content: `Step ${k + 1}: check module ${String(k).padStart(3, '0')} of the build pipeline`,
+      status: k < active ? 'completed' : k === active ? 'in_progress' : 'pending',
+    });
+  }
+  return { todos };
+}
+
+/** UTF-8 bytes of the list's JSON (`[...]`, without the `{"todos":…}` wrapper). */
+export function listJsonBytes(args: TodoWriteArgs): number {
+  return Buffer.byteLength(JSON.stringify(args.todos));
+}
+
+/** The calls compared, ours and the bare workflow's, in the two client shapes. */
+export function calls(bench: Bench) {
+  const { sessions, temporal } = bench;
+  return {
+    /** The project's library call: update-with-start (USE_EXISTING), busy retry, error translation. */
+    oursWithStart: (id: string, args: TodoWriteArgs): Promise<TodoWriteResult> => sessions.todoWrite(id, args),
+    /** The same call shape on the bare workflow. */
+    bareWithStart: (id: string, args: unknown): Promise<NoopResult> =>
+      withBusyRetry(
+        () =>
+          temporal.workflow.executeUpdateWithStart(noopUpdate, {
+            args: [args],
+            updateId: randomUUID(),
+            startWorkflowOperation: new WithStartWorkflowOperation(BARE_WORKFLOW_TYPE, {
+              workflowId: id,
+              taskQueue: bench.bareQueue,
+              args: [],
+              workflowIdReusePolicy: 'REJECT_DUPLICATE',
+              workflowIdConflictPolicy: 'USE_EXISTING',
+            }),
+          }),
+        20,
+      ),
+    /** A plain `executeUpdate` of `todo_write` on a running session. */
+    oursPlain: (id: string, args: TodoWriteArgs): Promise<TodoWriteResult> =>
+      temporal.workflow.getHandle(id).executeUpdate(todoWriteUpdate, { args: [args], updateId: randomUUID() }),
+    /** A plain `executeUpdate` of the no-op update. */
+    barePlain: (id: string, args?: unknown): Promise<NoopResult> =>
+      temporal.workflow.getHandle(id).executeUpdate(noopUpdate, { args: [args ?? null], updateId: randomUUID() }),
+    /** The `todos` query through the library (busy retry, error translation). */
+    oursTodos: (id: string) => sessions.todos(id),
+    /** The `todos` query, plain. */
+    oursTodosPlain: (id: string) => temporal.workflow.getHandle(id).query(todosQuery),
+    bareNoopQuery: (id: string) => temporal.workflow.getHandle(id).query(noopQuery),
+    bareEchoQuery: (id: string) => temporal.workflow.getHandle(id).query(echoQuery),
+  };
+}
+
+/** Runs `steps` in a rotating order (so neither side always goes first) and times each one. */
+export async function interleaved(steps: ReadonlyArray<() => Promise<unknown>>, iteration: number): Promise<number[]> {
+  const times = new Array<number>(steps.length).fill(0);
+  for (let k = 0; k < steps.length; k++) {
+    const index = (k + iteration) % steps.length;
+    const start = performance.now();
+    await steps[index]!();
+    times[index] = performance.now() - start;
+  }
+  return times;
+}
+
+/** What a workflow bundle is made of: its code, its inline source map, and how much of the code is zod. */
+export function bundleComposition(code: string): { codeBytes: number; sourceMapBytes: number; zodBytes: number; modules: number } {
+  const mapAt = code.indexOf('//# sourceMappingURL');
+  const body = mapAt >= 0 ? code.slice(0, mapAt) : code;
+  const starts = [...body.matchAll(/^\/\*\*\*\/ "(\.\/[^"]+)"/gm)].map((match) => ({ path: match[1]!, at: match.index }));
+  let zodBytes = 0;
+  starts.forEach((module, k) => {
+    if (module.path.includes('/zod/')) zodBytes += (starts[k + 1]?.at ?? body.length) - module.at;
+  });
+  return { codeBytes: body.length, sourceMapBytes: code.length - body.length, zodBytes, modules: starts.length };
+}
+
+/** `462 KB of zod in 1,061 KB of code` for a note. */
+export function describeBundles(bench: Bench): string {
+  const ours = bundleComposition(bench.sessionBundle.code);
+  const bare = bundleComposition(bench.bareBundle.code);
+  const kb = (bytes: number): string => `${Math.round(bytes / 1000).toLocaleString('en-US')} KB`;
+  return `the session bundle has ${kb(ours.codeBytes)} of code, ${kb(ours.zodBytes)} of it zod, against ${kb(bare.codeBytes)} for the bare one`;
+}

@@ -1,0 +1,96 @@
+/**
+ * Throughput: accepted writes per second with 1, 10 and 100 sessions written at once (each
+ * session's writes in sequence, as one agent writes), through one session worker and then
+ * two; next to the same load of no-op updates on bare workflows through as many bare workers.
+ * Ours and the baseline alternate round by round, on fresh workflows each round.
+ */
+import { int, type MeasurementResult, type Row } from './report';
+import { bareCloseUpdate } from './baseline-workflows';
+import { calls, todoList, type Bench } from './setup';
+import { median } from './stats';
+
+const SESSION_COUNTS = [1, 10, 100] as const;
+const LIST_SIZE = 30;
+
+interface Burst {
+  writes: number;
+  ms: number;
+}
+
+export async function measureThroughput(bench: Bench): Promise<MeasurementResult> {
+  const rounds = bench.quick ? 2 : 6;
+  const minWritesPerRound = bench.quick ? 60 : Math.ceil(1000 / rounds);
+  const minPerSession = bench.quick ? 2 : 5;
+  const c = calls(bench);
+  const rows: Row[] = [];
+  const figures: Record<string, unknown> = { parameters: { sessionCounts: SESSION_COUNTS, workers: [1, 2], rounds, listSize: LIST_SIZE, minWritesPerRound, minPerSession } };
+
+  const burst = async (kind: 'ours' | 'bare', sessions: number, perSession: number): Promise<Burst> => {
+    const ids = Array.from({ length: sessions }, () => bench.id(`tp-${kind}`));
+    const write = (id: string, step: number): Promise<unknown> =>
+      kind === 'ours' ? c.oursWithStart(id, todoList(LIST_SIZE, step)) : c.bareWithStart(id, todoList(LIST_SIZE, step));
+    await Promise.all(ids.map((id) => write(id, 0))); // created, not timed
+    const start = performance.now();
+    await Promise.all(
+      ids.map(async (id) => {
+        for (let step = 1; step <= perSession; step++) await write(id, step);
+      }),
+    );
+    const ms = performance.now() - start;
+    await Promise.all(
+      ids.map((id) =>
+        kind === 'ours' ? bench.sessions.close(id) : bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] }),
+      ),
+    );
+    return { writes: sessions * perSession, ms };
+  };
+
+  for (const workers of [1, 2] as const) {
+    const extra = workers === 2 ? await bench.addWorkers() : [];
+    try {
+      for (const sessions of SESSION_COUNTS) {
+        const perSession = Math.max(minPerSession, Math.ceil(minWritesPerRound / sessions));
+        const totals = { ours: { writes: 0, ms: 0 }, bare: { writes: 0, ms: 0 } };
+        const perRound: Array<{ ours: number; bare: number }> = [];
+        for (let round = 0; round < rounds; round++) {
+          const order = round % 2 === 0 ? (['ours', 'bare'] as const) : (['bare', 'ours'] as const);
+          const rates = { ours: 0, bare: 0 };
+          for (const kind of order) {
+            const result = await burst(kind, sessions, perSession);
+            totals[kind].writes += result.writes;
+            totals[kind].ms += result.ms;
+            rates[kind] = (result.writes * 1000) / result.ms;
+          }
+          perRound.push(rates);
+        }
+        const ours = (totals.ours.writes * 1000) / totals.ours.ms;
+        const bare = (totals.bare.writes * 1000) / totals.bare.ms;
+        figures[`${sessions} sessions, ${workers} worker${workers > 1 ? 's' : ''}`] = {
+          writesPerSession: perSession,
+          writes: totals.ours.writes,
+          writesPerSecond: { ours, bare },
+          medianRoundRatio: median(perRound.map((round) => round.ours / round.bare)),
+          perRound,
+        };
+        rows.push({
+          measurement: `${sessions} session${sessions > 1 ? 's' : ''}, ${workers} worker${workers > 1 ? 's' : ''}`,
+          ours: int(ours),
+          baseline: int(bare),
+          ratio: ours / bare,
+          target: '—',
+          met: null,
+        });
+        bench.progress(`throughput ${sessions} sessions, ${workers} worker(s): ${int(ours)} vs ${int(bare)} writes/s`);
+      }
+    } finally {
+      for (const worker of extra) await worker.stop();
+    }
+  }
+  return {
+    name: 'throughput',
+    title: `throughput — accepted writes/s, ${LIST_SIZE}-item lists, ${rounds} alternating rounds; baseline: no-op updates on bare workflows`,
+    rows,
+    figures,
+    notes: [],
+  };
+}
