@@ -28,7 +28,7 @@ import {
   type SessionState,
   type TodoCounts,
   type TodoWriteArgs,
-} from '../src/todo';
+} from '../src/todo/workflow-api';
 import { deploymentPolicy } from './deployment-policy';
 import {
   closeUpdate,

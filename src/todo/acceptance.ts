@@ -2,16 +2,21 @@ import type { z } from 'zod';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 import type { TodoPolicy } from './policy';
 import { describeValue, formatPath, TodoRejection, type RejectionProblem, type RejectionRule } from './rejection';
-import { todoWriteArgsSchema, type TodoWriteArgs } from './schema';
+import type * as SchemaModule from './schema';
+import type { TodoWriteArgs } from './schema';
 import type { TodoItem } from './todo-item';
 import { jsonUtf8Length } from './utf8';
 
-const schemaCache = new Map<string, ReturnType<typeof todoWriteArgsSchema>>();
+const schemaCache = new Map<string, ReturnType<typeof SchemaModule.todoWriteArgsSchema>>();
 
-function schemaFor(bounds: TodoBounds): ReturnType<typeof todoWriteArgsSchema> {
+function schemaFor(bounds: TodoBounds): ReturnType<typeof SchemaModule.todoWriteArgsSchema> {
   const key = `${bounds.maxItems}/${bounds.maxContentLength}`;
   let schema = schemaCache.get(key);
   if (schema === undefined) {
+    // Loaded on first use: the workflow evaluates its modules for every new session and every
+    // replayed history, and only the validator (which never runs on replay) needs zod.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { todoWriteArgsSchema } = require('./schema') as typeof SchemaModule;
     schema = todoWriteArgsSchema(bounds);
     schemaCache.set(key, schema);
   }
