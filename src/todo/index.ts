@@ -31,6 +31,7 @@ export { assertTodoPolicy, POLICY_SETTING, type TodoPolicy } from './policy';
 export {
   describeValue,
   formatPath,
+  REJECTION_RULES,
   TodoRejection,
   type RejectionProblem,
   type RejectionRule,

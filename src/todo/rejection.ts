@@ -1,21 +1,25 @@
 /**
- * The rules a `todo_write` can break. Each rejection names one, so a model (or a program) can
- * tell what to fix without parsing prose.
+ * The rules a write (or a spawn) can break. Each rejection names one, so a model (or a program)
+ * can tell what to fix without parsing prose; a message names it as `[rule]`.
  */
-export type RejectionRule =
-  | 'shape'
-  | 'empty-content'
-  | 'untrimmed-content'
-  | 'duplicate-content'
-  | 'malformed-unicode'
-  | 'too-many-items'
-  | 'content-too-long'
-  | 'list-too-large'
-  | 'parallel-in-progress'
-  | 'session-closed'
-  | 'stale-version'
-  | 'subagent-name'
-  | 'subagent-exists';
+export const REJECTION_RULES = [
+  'shape',
+  'empty-content',
+  'untrimmed-content',
+  'duplicate-content',
+  'malformed-unicode',
+  'too-many-items',
+  'content-too-long',
+  'list-too-large',
+  'parallel-in-progress',
+  'session-closed',
+  'stale-version',
+  'subagent-name',
+  'subagent-exists',
+] as const;
+
+/** One of {@link REJECTION_RULES}. */
+export type RejectionRule = (typeof REJECTION_RULES)[number];
 
 /** One broken rule at one place of the arguments. */
 export interface RejectionProblem {

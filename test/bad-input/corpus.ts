@@ -10,6 +10,7 @@
  */
 import fc from 'fast-check';
 import {
+  REJECTION_RULES,
   acceptTodoWrite,
   TODO_STATUSES,
   TodoRejection,
@@ -66,22 +67,6 @@ export type Outcome =
   /** The HTTP body is over the limit: 413. */
   | { kind: 'too-large' };
 
-/** Every rule a rejection can name, for reading `[rule]` out of a message. */
-export const RULES: readonly RejectionRule[] = Object.keys({
-  shape: true,
-  'empty-content': true,
-  'untrimmed-content': true,
-  'duplicate-content': true,
-  'malformed-unicode': true,
-  'too-many-items': true,
-  'content-too-long': true,
-  'list-too-large': true,
-  'parallel-in-progress': true,
-  'session-closed': true,
-  'stale-version': true,
-  'subagent-name': true,
-  'subagent-exists': true,
-} satisfies Record<RejectionRule, true>) as RejectionRule[];
 
 /**
  * The outcome of parsed tool arguments under {@link POLICY}: the accepted list exactly as it will
@@ -329,6 +314,9 @@ export function corpusCase(name: string): CorpusCase {
 // ---------------------------------------------------------------------------------------------
 
 /** The channels the corpus goes through. */
+/** Every rule a rejection can name, for reading `[rule]` out of a message. */
+export const RULES: readonly RejectionRule[] = REJECTION_RULES;
+
 export type Channel = 'client' | 'http' | 'cli' | 'foreign';
 
 /**

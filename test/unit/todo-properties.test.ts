@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  REJECTION_RULES,
   acceptTodoWrite,
   assertTodoInvariant,
   foldSession,
@@ -9,7 +10,6 @@ import {
   TODO_STATUSES,
   TodoRejection,
   trimTodoWriteArgs,
-  type RejectionRule,
   type SessionEvent,
   type SessionState,
   type TodoItem,
@@ -20,22 +20,6 @@ import {
 const SINGLE: TodoPolicy = { allowParallelInProgress: false };
 const PARALLEL: TodoPolicy = { allowParallelInProgress: true };
 
-/** Every rule, checked exhaustively against the RejectionRule type. */
-const RULES = Object.keys({
-  shape: true,
-  'empty-content': true,
-  'untrimmed-content': true,
-  'duplicate-content': true,
-  'malformed-unicode': true,
-  'too-many-items': true,
-  'content-too-long': true,
-  'list-too-large': true,
-  'parallel-in-progress': true,
-  'session-closed': true,
-  'stale-version': true,
-  'subagent-name': true,
-  'subagent-exists': true,
-} satisfies Record<RejectionRule, true>);
 
 // Characters chosen to stress trimming, escaping and uniqueness: whitespace of several kinds,
 // NUL, bidi marks, combining marks, emoji sequences, quotes, and (separately) lone surrogates.
@@ -199,11 +183,11 @@ describe('acceptance properties', () => {
         const { rejected } = outcome;
         assert.equal(rejected.name, 'TodoRejection');
         assert.ok(rejected.message.startsWith('todo_write rejected'), rejected.message);
-        assert.ok(RULES.includes(rejected.rule), rejected.rule);
+        assert.ok((REJECTION_RULES as readonly string[]).includes(rejected.rule), rejected.rule);
         assert.ok(rejected.problems.length > 0);
         assert.equal(rejected.problems[0]?.rule, rejected.rule);
         for (const problem of rejected.problems) {
-          assert.ok(RULES.includes(problem.rule), problem.rule);
+          assert.ok((REJECTION_RULES as readonly string[]).includes(problem.rule), problem.rule);
           seen.add(problem.rule);
         }
         assert.ok(rejected.message.length < 4096, `message is ${rejected.message.length} characters`);
