@@ -150,3 +150,39 @@ export async function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}) {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
 }
+
+/** What one HTTP request to the service answered, and how long it took. */
+export interface HttpAnswer {
+  request: string;
+  status: number;
+  json: any;
+  headers: Headers;
+  ms: number;
+}
+
+/**
+ * One JSON request to the HTTP service at `base`. A string body is sent as is (to test
+ * malformed bodies); anything else as JSON. A body that is not JSON comes back as text.
+ */
+export async function httpCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  const started = Date.now();
+  const response = await fetch(base + path, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { request: `${method} ${path}`, status: response.status, json, headers: response.headers, ms: Date.now() - started };
+}

@@ -6,7 +6,7 @@ import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { TodoPolicy } from '../../src/todo';
 import { createWorker, type SessionWorker } from '../../src/worker';
 import { acceptedTodoWrites } from '../../scripts/verify-load';
-import { todo, uniqueId } from '../helpers';
+import { httpCall, todo, uniqueId, type HttpAnswer } from '../helpers';
 import { killStrays, OwnTemporal, sleep } from './fault-helpers';
 
 const policy: TodoPolicy = { allowParallelInProgress: false };
@@ -28,28 +28,8 @@ after(async () => {
   await killStrays();
 });
 
-interface Answer {
-  request: string;
-  status: number;
-  ms: number;
-  json: any;
-}
-
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const started = Date.now();
-  const response = await fetch(http!.url + path, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { request: `${method} ${path}`, status: response.status, ms: Date.now() - started, json };
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return httpCall(http!.url, method, path, body, headers);
 }
 
 test('the HTTP service answers 503 quickly while Temporal is unreachable, and serves again by itself when Temporal is back', { timeout: 120_000 }, async (t) => {
@@ -107,7 +87,7 @@ test('the HTTP service answers 503 quickly while Temporal is unreachable, and se
   const history = await call('GET', `/sessions/${session}/history`);
   assert.deepEqual(acceptedTodoWrites(history.json).map((entry) => entry.updateId), [`${session}:the-write`], 'no write answered 503 landed later');
 
-  const describe = (answers: Answer[]) => answers.map((answer) => `${answer.request} → ${answer.status} in ${answer.ms} ms`).join('; ');
+  const describe = (answers: HttpAnswer[]) => answers.map((answer) => `${answer.request} → ${answer.status} in ${answer.ms} ms`).join('; ');
   t.diagnostic(`Temporal never reached: ${describe(neverUp)}`);
   t.diagnostic(`Temporal killed: ${describe(gone)}`);
   t.diagnostic(`served again ${firstRecovery} ms after Temporal first started, ${secondRecovery} ms after its restart`);

@@ -5,7 +5,7 @@ import type { HistoryJson } from '../../src/history/session-history';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { SessionSnapshot, TodoPolicy } from '../../src/todo';
 import { createWorker, type SessionWorker } from '../../src/worker';
-import { todo, uniqueId } from '../helpers';
+import { httpCall, todo, uniqueId } from '../helpers';
 import { killStrays, OwnTemporal, recordedWrite, retryFailed, sleep, verifyWrites } from './fault-helpers';
 
 const policy: TodoPolicy = { allowParallelInProgress: true };
@@ -30,20 +30,8 @@ after(async () => {
   await killStrays();
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(http!.url + path, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: response.status, json };
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  return httpCall(http!.url, method, path, body, headers);
 }
 
 /** Every event of a single-run history export. */

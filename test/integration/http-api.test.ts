@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import { findFreePort } from '../../src/devserver';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { countAcceptedUpdates, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
 
 const taskQueue = uniqueId('http');
 let worker: TestWorker;
@@ -22,20 +22,8 @@ after(async () => {
   await worker.stop();
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, base = server.url) {
-  const response = await fetch(base + path, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: response.status, json: json as any, headers: response.headers };
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, base = server.url) {
+  return httpCall(base, method, path, body, headers);
 }
 
 describe('HTTP API', () => {
