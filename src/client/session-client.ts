@@ -10,7 +10,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
+import { connectionOptions, resolveTemporalConfig, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
 import { historyToJson, type ExportedHistory, type HistoryJson } from '../history/session-history';
 import {
   acceptTodoWrite,
@@ -110,7 +110,7 @@ export class SessionClient {
   /** Opens a connection from explicit settings, each missing one read from the environment. */
   static async connect(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): Promise<SessionClient> {
     const { continueAsNewAfter, ...rest } = temporal;
-    const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(rest) };
+    const config: TemporalConfig = resolveTemporalConfig(rest);
     const connection = await Connection.connect(connectionOptions(config));
     return new SessionClient(
       new Client({ connection, namespace: config.namespace }),
@@ -125,7 +125,7 @@ export class SessionClient {
    */
   static lazy(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): SessionClient {
     const { continueAsNewAfter, ...rest } = temporal;
-    const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(rest) };
+    const config: TemporalConfig = resolveTemporalConfig(rest);
     const connection = Connection.lazy({
       ...connectionOptions(config),
       // A service must say "unavailable" in well under a second, not after the SDK's ten
@@ -276,10 +276,9 @@ export class SessionClient {
     }
     return Promise.all(
       found.map(async ({ id, running, started }): Promise<SessionListing> => {
-        const handle = this.temporal.workflow.getHandle(id);
         const snapshot: SessionSnapshot | undefined = await (running
-          ? withBusyRetry(() => handle.query(sessionQuery))
-          : (handle.result() as Promise<SessionSnapshot>)
+          ? this.session(id)
+          : (this.temporal.workflow.getHandle(id).result() as Promise<SessionSnapshot>)
         ).catch(() => undefined);
         return {
           id,
@@ -422,8 +421,4 @@ function translateError(sessionId: string, error: unknown, readOnly: boolean): u
 
 function requireId(sessionId: string): void {
   if (typeof sessionId !== 'string' || sessionId.trim() === '') throw new MissingSessionIdError();
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

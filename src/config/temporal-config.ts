@@ -61,6 +61,15 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
   return config;
 }
 
+/**
+ * The environment's settings with explicit ones laid over them; an explicit `undefined` keeps
+ * the environment's value.
+ */
+export function resolveTemporalConfig(overrides: Partial<TemporalConfig> = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+  return { ...temporalConfigFromEnv(env), ...given };
+}
+
 /** The part of a {@link TemporalConfig} that both `Connection` and `NativeConnection` take. */
 export function connectionOptions(config: TemporalConfig): { address: string; tls?: TLSConfig | boolean; apiKey?: string } {
   return {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
@@ -347,8 +348,4 @@ async function executableProblem(path: string): Promise<string | undefined> {
 
 function executableName(name: string): string {
   return process.platform === 'win32' ? `${name}.exe` : name;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }

@@ -1,5 +1,5 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
+import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { bundleSessionWorkflows } from './workflow-bundle';
 
@@ -40,7 +40,7 @@ export interface SessionWorker {
 export async function createWorker(options: CreateWorkerOptions): Promise<SessionWorker> {
   assertTodoPolicy(options, 'createWorker() options');
   const policy: TodoPolicy = { allowParallelInProgress: options.allowParallelInProgress };
-  const config: TemporalConfig = { ...temporalConfigFromEnv(), ...definedOnly(options.temporal ?? {}) };
+  const config: TemporalConfig = resolveTemporalConfig(options.temporal);
   const bundle = await bundleSessionWorkflows(policy);
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
@@ -74,8 +74,4 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       if (worker.getState() === 'RUNNING') worker.shutdown();
     },
   };
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

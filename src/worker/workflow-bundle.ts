@@ -30,13 +30,14 @@ const inProcess = new Map<string, Promise<WorkflowBundle>>();
  */
 export function bundleSessionWorkflows(policy: TodoPolicy): Promise<WorkflowBundle> {
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
-  const entry = workflowsPath();
-  const key = bundleKey(entry, policy);
-  let bundle = inProcess.get(key);
+  // Per process the sources are fixed: hash them (for the disk cache) only on the first call.
+  const slot = `parallel=${policy.allowParallelInProgress}`;
+  let bundle = inProcess.get(slot);
   if (bundle === undefined) {
-    bundle = loadOrBuild(entry, key, policy);
-    inProcess.set(key, bundle);
-    bundle.catch(() => inProcess.delete(key));
+    const entry = workflowsPath();
+    bundle = loadOrBuild(entry, bundleKey(entry, policy), policy);
+    inProcess.set(slot, bundle);
+    bundle.catch(() => inProcess.delete(slot));
   }
   return bundle;
 }
