@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -30,12 +30,6 @@ export interface HttpAppOptions {
   pollMs?: number;
 }
 
-const STATIC_FILES: Record<string, string> = {
-  '/': 'index.html',
-  '/index.html': 'index.html',
-  '/app.js': 'app.js',
-  '/app.css': 'app.css',
-};
 const CONTENT_TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
@@ -52,6 +46,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   const reader = new SessionReader(client, options.pollMs);
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const schemas = apiSchemas();
+  const STATIC_FILES = staticFiles();
   const app = new OpenAPIHono();
   // The deadline bounds each RPC; the timer bounds the whole call, retries and all.
   const temporal = <T>(call: () => Promise<T>): Promise<T> => {
@@ -247,6 +242,20 @@ function ifMatchVersion(header: string | undefined): number | undefined {
 /** Where the dashboard's files are: next to this module in the sources, copied there by the build. */
 function staticDir(): string {
   return join(__dirname, 'static');
+}
+
+/**
+ * The dashboard's files by URL path: `/` and every `.html`, `.js` and `.css` file under the
+ * static folder (its ES modules included), listed once when the app is created. Only names of
+ * plain path characters are served, so none can be read as a route pattern or climb out.
+ */
+function staticFiles(): Record<string, string> {
+  const files: Record<string, string> = { '/': 'index.html' };
+  for (const entry of readdirSync(staticDir(), { recursive: true, encoding: 'utf8' })) {
+    const file = entry.split(sep).join('/');
+    if (/^[\w-]+(\/[\w-]+)*\.(html|js|css)$/.test(file)) files[`/${file}`] = file;
+  }
+  return files;
 }
 
 function documentRoutes(app: OpenAPIHono, s: ReturnType<typeof apiSchemas>): void {

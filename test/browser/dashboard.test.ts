@@ -96,6 +96,12 @@ async function openPage(target: Browser, url: string) {
     if (message.type() === 'error' && /Content Security Policy|Uncaught/i.test(message.text())) seen.errors.push(message.text());
   });
   page.on('load', () => (seen.loads += 1));
+  // The dashboard is a set of ES modules: one the server does not serve would fail silently.
+  page.on('response', (response) => {
+    if (response.status() >= 400 && ['script', 'stylesheet', 'document'].includes(response.request().resourceType())) {
+      seen.errors.push(`${response.status()} for ${response.url()}`);
+    }
+  });
   await page.goto(url);
   return { page, seen };
 }
@@ -209,6 +215,33 @@ describe('the live dashboard', () => {
     await waitForList(page, next);
     assert.equal(seen.loads, 1);
     assert.deepEqual(seen.errors, []);
+  });
+
+  test('the dashboard modules load without a token, as JavaScript, under the same Content-Security-Policy', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const context = await parts.browser.newContext({ viewport: VIEWPORT });
+    contexts.push(context);
+    const page = await context.newPage();
+    const scripts: Array<{ url: string; status: number; headers: Record<string, string> }> = [];
+    page.on('response', (response) => {
+      if (response.request().resourceType() === 'script') scripts.push({ url: response.url(), status: response.status(), headers: response.headers() });
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${parts.tokenServer.url}/`);
+    await page.locator('#token-form').waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.ok(scripts.length > 1, `expected the entry module and its imports, got ${JSON.stringify(scripts.map((s) => s.url))}`);
+    assert.ok(scripts.some((s) => s.url.endsWith('/js/main.js')));
+    for (const script of scripts) {
+      assert.equal(script.status, 200, script.url);
+      assert.equal(script.headers['content-type'], 'text/javascript; charset=utf-8', script.url);
+      assert.equal(script.headers['x-content-type-options'], 'nosniff', script.url);
+      assert.match(script.headers['content-security-policy'] ?? '', /default-src 'self'/, script.url);
+    }
+    const meta = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    assert.match(meta ?? '', /script-src 'self';/);
+    assert.deepEqual(errors, []);
   });
 
   test('the history slider moved to the first write shows that earlier list', { timeout: 60_000 }, async (t) => {
