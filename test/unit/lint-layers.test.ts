@@ -73,7 +73,7 @@ layer('workflows', {
     'node:fs',
     '@temporalio/client',
     '@temporalio/worker',
-    '@temporalio/common',
+    '@temporalio/activity',
     'hono',
     'zod',
     '../src/client',
@@ -83,7 +83,7 @@ layer('workflows', {
     '../src',
     '../activities/model',
   ],
-  allowed: ['@temporalio/workflow', './messages', '../src/todo/workflow-api', '../src/todo', '../src/session/x'],
+  allowed: ['@temporalio/workflow', '@temporalio/common', './messages', '../src/todo/workflow-api', '../src/todo', '../src/session/x'],
 });
 
 test('workflows/ may import activities as types only, with either form of import type', async () => {
