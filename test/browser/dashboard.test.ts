@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { TodoItem, TodoPolicy } from '../../src/todo';
-import { ROOT, connectClient, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { ROOT, connectClient, runTemporalCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
 
 const CHROMIUM = '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -118,6 +118,24 @@ async function write(base: string, id: string, todos: TodoItem[], bearer?: strin
   const body = (await response.json()) as { version: number; error?: string };
   assert.equal(response.status, 200, body.error);
   return body;
+}
+
+/** Sends signal `name` to session `id` with the real `temporal` CLI, as any Temporal client could. */
+async function signal(id: string, name: string, input?: unknown): Promise<void> {
+  const args = ['workflow', 'signal', '--workflow-id', id, '--name', name, ...(input !== undefined ? ['--input', JSON.stringify(input)] : [])];
+  const sent = await runTemporalCli(args);
+  assert.equal(sent.code, 0, sent.stderr);
+}
+
+/** The session's `ignoredSignals` once GET /sessions/{id} lists `count` of them. */
+async function ignoredSignalsOf(base: string, id: string, count: number): Promise<Array<{ name: string; at: string | null; reason: string }>> {
+  let listed: Array<{ name: string; at: string | null; reason: string }> = [];
+  await eventually(async () => {
+    const body = (await (await fetch(`${base}/sessions/${encodeURIComponent(id)}`)).json()) as { ignoredSignals?: typeof listed };
+    listed = body.ignoredSignals ?? [];
+    assert.equal(listed.length, count, `GET /sessions/{id} lists ${listed.length} ignored signals`);
+  });
+  return listed;
 }
 
 /** Retries `check` until it stops throwing, or throws its last failure after `ms`. */
@@ -244,6 +262,57 @@ describe('the live dashboard', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('signals the session ignored are listed by name, time and full reason, as text', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('ignored');
+    const list = [todo('Plan the work', 'in_progress')];
+    await write(parts.server.url, id, list);
+    // The mistake this section exists for: a model's todo_write sent as a Signal, not the Update.
+    await signal(id, 'todo_write', { todos: [{ content: '<b>not a write</b>', status: 'pending' }] });
+    const [listed] = await ignoredSignalsOf(parts.server.url, id, 1);
+
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, list);
+    const section = page.locator('#ignored-signals');
+    await section.waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await page.locator('#ignored-title').textContent(), 'Ignored signals (1)');
+    const entry = section.locator('li.ignored-signal');
+    assert.equal(await entry.count(), 1);
+    assert.equal(await entry.locator('.ignored-name').textContent(), 'todo_write');
+    assert.equal(await entry.locator('time').getAttribute('datetime'), new Date(listed!.at!).toISOString());
+    const reason = (await entry.locator('.ignored-reason').textContent()) ?? '';
+    assert.match(reason, /Update/);
+    assert.equal(reason, listed!.reason, 'the reason is not shown in full');
+    // Ignored means ignored: the list is unchanged, and the sender's text made no markup.
+    assert.deepEqual(await shownList(page), list);
+    assert.equal(await section.locator('b').count(), 0);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a signal ignored while the page is open is listed without a reload, its name shown as text', { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('ignored-live');
+    const list = [todo('Plan the work', 'in_progress')];
+    await write(parts.server.url, id, list);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, list);
+    assert.equal(await page.locator('#ignored-signals').isVisible(), false, 'the section shows with nothing ignored');
+
+    const name = '<img src=x onerror=alert(1)>';
+    await signal(id, name);
+    await ignoredSignalsOf(parts.server.url, id, 1);
+    // Listing an ignored signal leaves the version alone: the page must hear of it all the same.
+    await eventually(async () => assert.equal(await page.locator('#ignored-title').textContent(), 'Ignored signals (1)'));
+    assert.equal(await page.locator('#ignored-signals').isVisible(), true);
+    assert.equal(await page.locator('#ignored-signals .ignored-name').textContent(), name);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.dialogs, []);
+    assert.deepEqual(seen.errors, []);
+  });
+
   test('the history slider moved to the first write shows that earlier list', { timeout: 60_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
@@ -331,6 +400,9 @@ describe('the live dashboard', () => {
       todo('Update the API reference'),
     ];
     await sessions.todoWrite(backend, { todos: mixed });
+    // A sender's mistake, so the picture shows the ignored-signals card too.
+    await signal(backend, 'todo_write', { todos: [todo('Update the API reference', 'completed')] });
+    await ignoredSignalsOf(parts.server.url, backend, 1);
 
     const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, backend));
     await waitForList(page, mixed);
@@ -338,6 +410,7 @@ describe('the live dashboard', () => {
     await eventually(async () => assert.match((await page.locator(`#children li[data-id="${tests}"]`).textContent()) ?? '', /2\/4 done · 1 in progress/));
     await eventually(async () => assert.match((await page.locator(`#children li[data-id="${migrations}"]`).textContent()) ?? '', /Closed/));
     await eventually(async () => assert.equal(await page.locator('#history-slider').isDisabled(), false));
+    await page.locator('#ignored-signals').waitFor({ state: 'visible', timeout: WAIT_MS });
     assert.equal(await page.locator('#parent a').textContent(), root);
     assert.match((await page.locator('#turn').textContent()) ?? '', /^1 · open$/);
 

@@ -1,9 +1,10 @@
 /* The page `#/sessions/<id>`: one session, live over its event stream, with its todo list, the
- * list's history and its subagents. */
+ * list's history, its subagents and the signals it ignored. */
 /* global document, AbortController, setTimeout, clearTimeout */
 import { api, sessionPath } from './api.js';
 import { errorBox, h } from './dom.js';
 import { followEvents } from './event-stream.js';
+import { createIgnoredSignals } from './ignored-signals.js';
 import { createSessionHead } from './session-head.js';
 import { createSubagentTree } from './subagent-tree.js';
 import { createTimeline } from './timeline.js';
@@ -35,6 +36,7 @@ export function sessionPage(main, id) {
     onViewChange: (lookingBack) => todosCard.classList.toggle('is-history', lookingBack),
   });
   const subagents = createSubagentTree(id);
+  const ignored = createIgnoredSignals();
   const todosCard = h('section', { class: 'card todos-card', 'aria-labelledby': 'todos-title' },
     h('div', { class: 'card-head' }, h('h2', { id: 'todos-title' }, 'Todo list'), todoList.summary),
     todoList.bar,
@@ -43,7 +45,7 @@ export function sessionPage(main, id) {
     todoList.empty,
     timeline.controls,
   );
-  const columns = h('div', { class: 'columns', id: 'columns', hidden: true }, todosCard, subagents.element);
+  const columns = h('div', { class: 'columns', id: 'columns', hidden: true }, todosCard, h('div', { class: 'side' }, subagents.element, ignored.element));
   main.replaceChildren(head.element, problem, columns);
 
   let lastTree = null;
@@ -72,6 +74,7 @@ export function sessionPage(main, id) {
     live = snapshot;
     problem.replaceChildren();
     head.render(snapshot);
+    ignored.render(snapshot.ignoredSignals);
     columns.hidden = false;
     if (timeline.isLive()) {
       todoList.render(snapshot.todos, true);

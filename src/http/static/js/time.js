@@ -18,6 +18,9 @@ export function formatAgo(iso) {
 /** The local time of day. */
 export const clockTime = (iso) => new Date(Date.parse(iso)).toLocaleTimeString();
 
+/** The local date and time. */
+export const dateTime = (iso) => new Date(Date.parse(iso)).toLocaleString();
+
 /** A <time> element showing `format(iso)`, with the full local time as its tooltip. */
 export function timeEl(iso, format) {
   const t = Date.parse(iso);
