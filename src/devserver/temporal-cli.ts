@@ -1,9 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { spawn, execFile } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
-import { homedir, hostname } from 'node:os';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { executableName, executableProblem, findOnPath } from './executables';
+import { goInstall, type GoInstallResult } from './go-install';
 
 /**
  * The Temporal CLI release that is installed when no binary is found.
@@ -135,217 +133,21 @@ export async function findTemporalCli(options: FindTemporalCliOptions = {}): Pro
   throw new TemporalCliNotFoundError(attempts);
 }
 
-type InstallResult = { path: string; failure?: never } | { path?: never; failure: string };
-
-async function installWithGo(
-  env: NodeJS.ProcessEnv,
-  output: NodeJS.WritableStream,
-  lockTimeoutMs: number,
-): Promise<InstallResult> {
-  const go = await findGo(env);
-  if (!go) {
-    return { failure: `"go" was not found on PATH${env['GOROOT'] ? ' or in $GOROOT/bin' : ''}` };
-  }
-  const version = await goVersion(go, env);
-  if (!version) return { failure: `"${go} version" did not report a Go version` };
-  if (compareVersions(version, MIN_GO_VERSION) < 0) {
-    return { failure: `${go} is Go ${version}, but building the Temporal CLI needs Go ${MIN_GO_VERSION} or newer` };
-  }
-
+function installWithGo(env: NodeJS.ProcessEnv, output: NodeJS.WritableStream, lockTimeoutMs: number): Promise<GoInstallResult> {
   const cacheDir = resolveCacheDir(env);
-  const binDir = join(cacheDir, 'bin');
-  const target = join(binDir, executableName('temporal'));
-  await mkdir(binDir, { recursive: true });
-
-  return withInstallLock(cacheDir, lockTimeoutMs, output, async () => {
-    // Another process may have finished the build while this one waited for the lock.
-    if (!(await executableProblem(target))) return { path: target };
-
-    output.write(
-      `agent-sessions: no temporal binary found; building Temporal CLI v${TEMPORAL_CLI_VERSION} with ` +
-        `${go} (Go ${version}) into ${binDir}. The first build takes several minutes; later runs reuse it.\n`,
-    );
-    const exit = await runStreaming(go, ['install', `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
-      cwd: cacheDir,
-      env: { ...env, GOBIN: binDir },
-      output,
-    });
-    if (exit.code !== 0) {
-      const tail = exit.tail.length > 0 ? `; last output:\n      ${exit.tail.join('\n      ')}` : '';
-      return { failure: `the build failed (exit ${exit.code ?? exit.signal})${tail}` };
-    }
-    const problem = await executableProblem(target);
-    if (problem) return { failure: `the build succeeded but ${target} ${problem}` };
-    output.write(`agent-sessions: Temporal CLI installed at ${target}\n`);
-    return { path: target };
+  const target = cachedTemporalCliPath(env);
+  return goInstall({
+    label: 'the Temporal CLI',
+    packages: [`${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`],
+    minGoVersion: MIN_GO_VERSION,
+    cacheDir,
+    lockName: 'temporal-install.lock',
+    gobin: join(cacheDir, 'bin'),
+    target,
+    problem: () => executableProblem(target),
+    reason: 'no temporal binary found',
+    env,
+    output,
+    lockTimeoutMs,
   });
-}
-
-async function findGo(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const onPath = await findOnPath('go', env);
-  if (onPath) return onPath;
-  const goroot = env['GOROOT'];
-  // GOROOT names an installed toolchain even when its bin folder is missing from PATH.
-  const candidate = goroot ? join(goroot, 'bin', executableName('go')) : undefined;
-  return candidate && !(await executableProblem(candidate)) ? candidate : undefined;
-}
-
-function goVersion(go: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((done) => {
-    execFile(go, ['version'], { env, timeout: 30_000 }, (error, stdout) => {
-      if (error) return done(undefined);
-      done(/go(\d+\.\d+(?:\.\d+)?)/.exec(stdout)?.[1]);
-    });
-  });
-}
-
-/** Compares dotted numeric versions: negative when a < b, 0 when equal, positive when a > b. */
-function compareVersions(a: string, b: string): number {
-  const left = a.split('.').map(Number);
-  const right = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    const diff = (left[i] ?? 0) - (right[i] ?? 0);
-    if (diff !== 0) return diff;
-  }
-  return 0;
-}
-
-interface StreamedExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  tail: string[];
-}
-
-function runStreaming(
-  command: string,
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; output: NodeJS.WritableStream },
-): Promise<StreamedExit> {
-  return new Promise((done) => {
-    const tail: string[] = [];
-    const keep = (chunk: Buffer): void => {
-      options.output.write(chunk);
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim()) tail.push(line.trimEnd());
-      }
-      tail.splice(0, Math.max(0, tail.length - 10));
-    };
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.once('error', (error) => done({ code: null, signal: null, tail: [...tail, error.message] }));
-    child.once('close', (code, signal) => done({ code, signal, tail }));
-  });
-}
-
-/**
- * Runs `fn` while holding `<cacheDir>/temporal-install.lock`. A lock whose owner is gone (or
- * that is older than two hours) is taken over, so a crashed build never blocks later ones.
- */
-async function withInstallLock<T>(
-  cacheDir: string,
-  timeoutMs: number,
-  output: NodeJS.WritableStream,
-  fn: () => Promise<T>,
-): Promise<T> {
-  const lockPath = join(cacheDir, 'temporal-install.lock');
-  const deadline = Date.now() + timeoutMs;
-  let announced = false;
-  for (;;) {
-    try {
-      const handle = await open(lockPath, 'wx');
-      try {
-        await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const owner = await lockOwner(lockPath);
-    if (owner.stale) {
-      await unlink(lockPath).catch(() => undefined);
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `Timed out after ${Math.round(timeoutMs / 1000)}s waiting for another process${owner.pid ? ` (pid ${owner.pid})` : ''} ` +
-          `to finish building the Temporal CLI. If no build is running, delete ${lockPath} and try again.`,
-      );
-    }
-    if (!announced) {
-      output.write(
-        `agent-sessions: another process${owner.pid ? ` (pid ${owner.pid})` : ''} is building the Temporal CLI; waiting for it (lock ${lockPath}).\n`,
-      );
-      announced = true;
-    }
-    await sleep(1_000);
-  }
-  try {
-    return await fn();
-  } finally {
-    await unlink(lockPath).catch(() => undefined);
-  }
-}
-
-async function lockOwner(lockPath: string): Promise<{ stale: boolean; pid?: number }> {
-  let text: string;
-  let ageMs: number;
-  try {
-    [text, ageMs] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath).then((s) => Date.now() - s.mtimeMs)]);
-  } catch {
-    // The owner released it between our open and our read: try again at once.
-    return { stale: false };
-  }
-  if (ageMs > 2 * 60 * 60_000) return { stale: true };
-  let owner: { pid?: unknown; host?: unknown };
-  try {
-    owner = JSON.parse(text) as typeof owner;
-  } catch {
-    // Half-written by an owner that is still writing it; judge it by age alone.
-    return { stale: ageMs > 60_000 };
-  }
-  if (typeof owner.pid !== 'number') return { stale: ageMs > 60_000 };
-  // A pid is only meaningful on the host that wrote it (the cache may sit on a shared home).
-  if (owner.host !== hostname()) return { stale: false, pid: owner.pid };
-  return { stale: !isAlive(owner.pid), pid: owner.pid };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const dirs = (env['PATH'] ?? '').split(delimiter).filter((dir) => dir !== '');
-  for (const dir of dirs) {
-    const candidate = resolve(dir, executableName(name));
-    if (!(await executableProblem(candidate))) return candidate;
-  }
-  return undefined;
-}
-
-/** Says why `path` cannot be run, or `undefined` when it is an executable file. */
-async function executableProblem(path: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return 'that is not a file';
-  } catch {
-    return 'no file exists there';
-  }
-  try {
-    await access(path, fsConstants.X_OK);
-  } catch {
-    return 'the file is not executable (chmod +x it)';
-  }
-  return undefined;
-}
-
-function executableName(name: string): string {
-  return process.platform === 'win32' ? `${name}.exe` : name;
 }
