@@ -38,6 +38,7 @@ interface ComposeService {
   ports?: Array<{ host_ip?: string; published?: string; target?: number }>;
   depends_on?: Record<string, { condition: string }>;
   build?: unknown;
+  volumes?: Array<{ type: string; source: string; target: string; read_only?: boolean }>;
 }
 
 function services(vars: Record<string, string>): Record<string, ComposeService> {
@@ -101,4 +102,28 @@ test('the HTTP service needs its token from the environment, publishes on loopba
   assert.equal(http.environment?.['AGENT_SESSIONS_TOKEN'], 'test-token');
   assert.ok(http.healthcheck?.test?.join(' ').includes('/healthz'));
   assert.ok((http.ports ?? []).every((port) => port.host_ip === '127.0.0.1'));
+});
+
+test('the Temporal server reads the configuration files `agent-sessions cluster` runs with, mounted where the image looks', { skip }, () => {
+  const temporal = services(SECRETS)['temporal'];
+  const env = temporal?.environment ?? {};
+  // The image's entrypoint runs `temporal-server --env docker start`: the server reads
+  // <TEMPORAL_ROOT>/<TEMPORAL_CONFIG_DIR>/docker.yaml.
+  const configDir = `${env['TEMPORAL_ROOT']}/${env['TEMPORAL_CONFIG_DIR']}`;
+  const mounts = Object.fromEntries((temporal?.volumes ?? []).map((volume) => [volume.target, volume]));
+  for (const [target, file] of [
+    [`${configDir}/docker.yaml`, 'production.yaml'],
+    [env['DYNAMIC_CONFIG_FILE_PATH'] ?? '(DYNAMIC_CONFIG_FILE_PATH unset)', 'dynamic-config.yaml'],
+  ] as const) {
+    const mount = mounts[target];
+    assert.ok(mount, `nothing is mounted at ${target}; mounted: ${Object.keys(mounts).join(', ')}`);
+    assert.equal(mount.type, 'bind');
+    assert.equal(mount.source, join(root, 'deploy', 'temporal', file));
+    assert.equal(mount.read_only, true);
+  }
+  // The variables production.yaml reads, set for the compose network.
+  assert.equal(env['POSTGRES_SEEDS'], 'postgresql');
+  assert.equal(env['DB_PORT'], '5432');
+  assert.equal(env['POSTGRES_PWD'], SECRETS.POSTGRES_PASSWORD);
+  assert.equal(env['BIND_ON_IP'], '0.0.0.0');
 });
