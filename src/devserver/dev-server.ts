@@ -332,8 +332,8 @@ async function assertPortsFree(settings: DevServerSettings, address: string): Pr
   }
 }
 
-/** Says why `port` cannot be bound on `host`, or `undefined` when it can. */
-function bindProblem(host: string, port: number): Promise<string | undefined> {
+/** Says why `port` cannot be bound on `host` (`EADDRINUSE`, …), or `undefined` when it can. */
+export function bindProblem(host: string, port: number): Promise<string | undefined> {
   return new Promise((done) => {
     const server = createServer();
     server.unref();

@@ -1,5 +1,6 @@
 /**
- * Find, install and start the local Temporal server (DESIGN §8).
+ * Find, install and start the local Temporal server (DESIGN §8), and the production topology
+ * of docker-compose.yml on this machine (`startProductionCluster`, `agent-sessions cluster`).
  *
  * @example
  * import { isServing, startDevServer } from './devserver';
@@ -31,3 +32,23 @@ export {
   type DevServerOptions,
   type SearchAttributeTypeName,
 } from './dev-server';
+export { CLUSTER_PORT_RANGE, clusterPorts, type ClusterPorts } from './cluster-ports';
+export {
+  ClusterStartAbortedError,
+  ProductionClusterError,
+  startProductionCluster,
+  type ClusterTimings,
+  type ProductionCluster,
+  type ProductionClusterOptions,
+} from './production-cluster';
+export { ManagedProcess, type ManagedProcessOptions, type ProcessExit } from './managed-process';
+export { PostgresClusterError, findPostgresBinaries, startPostgres, type PostgresBinaries, type RunningPostgres } from './postgres-cluster';
+export {
+  TEMPORAL_SERVER_VERSION,
+  TemporalServerUnavailableError,
+  cachedTemporalServerDir,
+  findTemporalServerBinaries,
+  type TemporalServerBinaries,
+} from './temporal-server-binaries';
+export { NamespaceRegistrationError, SQL_SEARCH_ATTRIBUTE_LIMITS, registerNamespace } from './temporal-namespace';
+export { TEMPORAL_DATABASES, TemporalSchemaError, ensureTemporalSchemas, type SchemaChange } from './temporal-sql-schema';

@@ -9,8 +9,10 @@ import {
   DevServerStartError,
   TemporalCliNotFoundError,
   TemporalCliPathError,
+  TemporalServerUnavailableError,
   findFreePort,
   findTemporalCli,
+  findTemporalServerBinaries,
   isServing,
   startDevServer,
 } from '../../src/devserver';
@@ -34,6 +36,25 @@ function collect(): { stream: PassThrough; text: () => string } {
   const chunks: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/**
+ * A fake `go` on PATH whose `install` takes a second (so concurrent callers overlap), records its
+ * arguments and writes the named binaries into $GOBIN, with the cache in the same temp folder.
+ */
+async function fakeGoBuild(t: { after(fn: () => Promise<void>): void }, binaries: string[]) {
+  const dir = await tempDir(t);
+  const builds = join(dir, 'builds');
+  await script(
+    join(dir, 'tools', 'go'),
+    [
+      'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi',
+      `echo "$*" >> "${builds}"`,
+      '/bin/sleep 1',
+      `for name in ${binaries.join(' ')}; do printf "#!/bin/sh\\nexit 0\\n" > "$GOBIN/$name"; /bin/chmod +x "$GOBIN/$name"; done`,
+    ].join('\n'),
+  );
+  return { dir, env: { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') }, builds: () => readFile(builds, 'utf8') };
 }
 
 test('a missing TEMPORAL_CLI_PATH binary is reported by name', async (t) => {
@@ -126,27 +147,14 @@ test('a failed go build is reported with its last output', async (t) => {
 });
 
 test('concurrent lookups build the CLI once, into the cache, under a lock', async (t) => {
-  const dir = await tempDir(t);
-  const count = join(dir, 'builds');
-  await script(
-    join(dir, 'tools', 'go'),
-    [
-      'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi',
-      `echo "$2" >> "${count}"`,
-      '/bin/sleep 1',
-      'printf "#!/bin/sh\\nexit 0\\n" > "$GOBIN/temporal"',
-      '/bin/chmod +x "$GOBIN/temporal"',
-    ].join('\n'),
-  );
-  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
-  const first = collect();
-  const second = collect();
+  const go = await fakeGoBuild(t, ['temporal']);
+  const [first, second] = [collect(), collect()];
   const found = await Promise.all([
-    findTemporalCli({ env, output: first.stream }),
-    findTemporalCli({ env, output: second.stream }),
+    findTemporalCli({ env: go.env, output: first.stream }),
+    findTemporalCli({ env: go.env, output: second.stream }),
   ]);
-  assert.deepEqual(found, [join(dir, 'cache', 'bin', 'temporal'), join(dir, 'cache', 'bin', 'temporal')]);
-  assert.equal(await readFile(count, 'utf8'), 'github.com/temporalio/cli/cmd/temporal@v1.5.1\n');
+  assert.deepEqual(found, [join(go.dir, 'cache', 'bin', 'temporal'), join(go.dir, 'cache', 'bin', 'temporal')]);
+  assert.equal(await go.builds(), 'install github.com/temporalio/cli/cmd/temporal@v1.5.1\n');
   assert.match(first.text() + second.text(), /is building the Temporal CLI; waiting for it/);
 });
 
@@ -261,4 +269,32 @@ test('isServing says no, quickly, when nothing listens', async () => {
   const started = Date.now();
   assert.equal(await isServing(`127.0.0.1:${port}`, 'default', 1_000), false);
   assert.ok(Date.now() - started < 3_000);
+});
+
+test('the Temporal server and its SQL tool are built once, by one go install, into a folder named for their release', async (t) => {
+  const go = await fakeGoBuild(t, ['server', 'sql']);
+  const [first, second] = [collect(), collect()];
+  const found = await Promise.all([
+    findTemporalServerBinaries({ env: go.env, output: first.stream }),
+    findTemporalServerBinaries({ env: go.env, output: second.stream }),
+  ]);
+  const folder = join(go.dir, 'cache', 'bin', 'temporal-server-1.29.1');
+  for (const binaries of found) {
+    assert.deepEqual(binaries, { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: '1.29.1' });
+  }
+  assert.equal(await go.builds(), 'install go.temporal.io/server/cmd/server@v1.29.1 go.temporal.io/server/cmd/tools/sql@v1.29.1\n');
+  assert.match(first.text() + second.text(), /is building the Temporal server 1\.29\.1; waiting for it/);
+  // Found in the cache from now on, with no Go at all.
+  assert.deepEqual(await findTemporalServerBinaries({ env: { ...go.env, PATH: '' } }), found[0]);
+});
+
+test('without Go the missing Temporal server is reported with what to install and where from', async (t) => {
+  const dir = await tempDir(t);
+  const env = { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  await assert.rejects(findTemporalServerBinaries({ env, output: collect().stream }), (error: unknown) => {
+    assert.ok(error instanceof TemporalServerUnavailableError);
+    assert.match(error.message, /The Temporal server 1\.29\.1 is not in .*temporal-server-1\.29\.1 and could not be built: "go" was not found on PATH/);
+    assert.match(error.message, /Install Go 1\.25 or newer \(https:\/\/go\.dev\/dl\//);
+    return true;
+  });
 });

@@ -1,0 +1,206 @@
+/**
+ * `agent-sessions cluster`, run as a user runs it: the production topology (PostgreSQL, the
+ * Temporal server 1.29.1 on it, two workers, the HTTP service) on free loopback ports with its
+ * data in a temporary folder. The first start on a machine may build the Temporal server with Go
+ * (minutes); later ones reuse the per-user cache.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmod, copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bindProblem, findFreePort } from '../../src/devserver/dev-server';
+import { CLUSTER_PORT_RANGE, clusterPorts } from '../../src/devserver/cluster-ports';
+import { isProcessAlive } from '../../src/devserver/executables';
+import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
+import { ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
+
+/** The first start may build the server binaries with Go. */
+const FIRST_START_MS = 15 * 60_000;
+
+/**
+ * A frontend port whose derived ports (PostgreSQL, membership, services) are all free right now.
+ * Chosen at random inside the cluster's range, which lies below the ephemeral ports that the
+ * operating system hands out (and that Temporal's membership table could not store).
+ */
+async function freeClusterPort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (CLUSTER_PORT_RANGE.max - 10_000));
+    const problems = await Promise.all(Object.values(clusterPorts(port)).map((p) => bindProblem('127.0.0.1', p)));
+    if (problems.every((problem) => problem === undefined)) return port;
+  }
+  throw new Error('found no port whose derived cluster ports are all free');
+}
+
+/** A data folder PostgreSQL can enter even when it runs as the `postgres` user (this process being root). */
+async function dataFolder(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-sessions-cluster-'));
+  await chmod(dir, 0o755);
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return join(dir, 'data');
+}
+
+type Cluster = Awaited<ReturnType<typeof spawnCli>>;
+
+async function startCluster(args: string[], timeoutMs: number): Promise<Cluster> {
+  const cluster = await spawnCli(['cluster', ...args, '--allow-parallel-in-progress', 'true']);
+  const deadline = Date.now() + timeoutMs;
+  let exit: number | null | undefined;
+  void cluster.exited.then((code) => (exit = code));
+  while (!cluster.output().includes('agent-sessions cluster is running')) {
+    if (exit !== undefined) assert.fail(`the cluster exited with ${exit} before it was up:\n${cluster.output()}`);
+    if (Date.now() > deadline) {
+      cluster.child.kill('SIGINT');
+      assert.fail(`the cluster was not up within ${timeoutMs / 1000}s:\n${cluster.output()}`);
+    }
+    await sleep(250);
+  }
+  return cluster;
+}
+
+/** Every process below `pid` (the workers, the HTTP service, the Temporal server, PostgreSQL and its backends). */
+function descendants(pid: number): number[] {
+  const table = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  const visit = (parent: number): void => {
+    for (const [child, ppid] of table) {
+      if (ppid === parent) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+async function stopCluster(cluster: Cluster): Promise<{ code: number | null; children: number[] }> {
+  const children = descendants(cluster.child.pid ?? -1);
+  cluster.child.kill('SIGINT');
+  const code = await cluster.exited;
+  return { code, children };
+}
+
+test('the cluster runs on PostgreSQL, serves every command, stops everything on SIGINT and keeps its data for the next start', { timeout: FIRST_START_MS + 5 * 60_000 }, async (t) => {
+  const data = await dataFolder(t);
+  const port = await freeClusterPort();
+  const httpPort = await findFreePort();
+  const address = `127.0.0.1:${port}`;
+  // Every helper below (runCli, runTemporalCli) talks to the cluster, as a user's shell would.
+  process.env.TEMPORAL_ADDRESS = address;
+  const args = ['--port', String(port), '--http-port', String(httpPort), '--workers', '2', '--data', data];
+
+  const first = await startCluster(args, FIRST_START_MS);
+  t.after(() => void first.child.kill('SIGKILL'));
+  assert.match(first.output(), /new data in/);
+  assert.match(first.output(), /schema of temporal: none -> \d+\.\d+/);
+  assert.match(first.output(), /registered namespace default/);
+
+  const described = await runTemporalCli(['operator', 'cluster', 'describe', '--output', 'json']);
+  assert.equal(described.code, 0, described.stderr);
+  const info = JSON.parse(described.stdout) as { persistenceStore: string; visibilityStore: string; serverVersion: string };
+  assert.equal(info.persistenceStore, 'postgres12');
+  assert.equal(info.visibilityStore, 'postgres12');
+  assert.equal(info.serverVersion, '1.29.1');
+
+  const todos = [
+    { content: 'Bring the cluster up', status: 'completed' },
+    { content: 'Write through it', status: 'in_progress' },
+  ];
+  const written = await runCli(['write', 'cluster-demo', '--json', JSON.stringify({ todos })]);
+  assert.equal(written.code, 0, written.stderr);
+  assert.equal(written.stdout.trim(), 'Updated todo list: 0 pending, 1 in progress, 1 completed');
+  const read = await runCli(['todos', 'cluster-demo', '--json']);
+  assert.deepEqual(JSON.parse(read.stdout), todos);
+  const viaHttp = await fetch(`http://127.0.0.1:${httpPort}/sessions/cluster-demo/todos`);
+  assert.deepEqual(await viaHttp.json(), todos);
+
+  const stopped = await stopCluster(first);
+  assert.equal(stopped.code, 0, first.output());
+  assert.ok(stopped.children.length >= 5, `expected PostgreSQL, Temporal, two workers and HTTP below the cluster, got ${stopped.children.length}`);
+  assert.deepEqual(stopped.children.filter(isProcessAlive), [], `processes left behind:\n${first.output()}`);
+  for (const p of [...Object.values(clusterPorts(port)), httpPort]) assert.equal(await bindProblem('127.0.0.1', p), undefined, `port ${p} still taken`);
+  assert.match(first.output(), /stopped in [\d.]+ s; the data stays in/);
+
+  const second = await startCluster(args, 5 * 60_000);
+  t.after(() => void second.child.kill('SIGKILL'));
+  assert.match(second.output(), /existing data in/);
+  assert.match(second.output(), /schema of temporal is current/);
+  assert.doesNotMatch(second.output(), /registered namespace/);
+  const again = await runCli(['todos', 'cluster-demo', '--json']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(JSON.parse(again.stdout), todos);
+  const secondStop = await stopCluster(second);
+  assert.equal(secondStop.code, 0, second.output());
+  assert.deepEqual(secondStop.children.filter(isProcessAlive), []);
+});
+
+test('a taken port is refused by name before anything starts', { timeout: 60_000 }, async (t) => {
+  const data = await dataFolder(t);
+  const port = await freeClusterPort();
+  process.env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
+  const holder: Server = createServer();
+  await new Promise<void>((done) => holder.listen(clusterPorts(port).postgres, '127.0.0.1', done));
+  t.after(() => new Promise<void>((done) => holder.close(() => done())));
+
+  const cluster = await spawnCli(['cluster', '--port', String(port), '--data', data, '--allow-parallel-in-progress', 'false']);
+  assert.equal(await cluster.exited, 1);
+  assert.match(cluster.output(), new RegExp(`port ${clusterPorts(port).postgres} on 127\\.0\\.0\\.1, for PostgreSQL \\(--port - 1800\\), is not available \\(EADDRINUSE\\)`));
+  await assert.rejects(stat(data), { code: 'ENOENT' }, 'nothing may be created before the ports are checked');
+});
+
+test('a cluster without a policy, or with a frontend port out of range, is refused with exit code 2', async () => {
+  process.env.TEMPORAL_ADDRESS = '127.0.0.1:7333';
+  const noPolicy = await runCli(['cluster', '--port', '7333'], { env: { ALLOW_PARALLEL_IN_PROGRESS: '' } });
+  assert.equal(noPolicy.code, 2);
+  assert.match(noPolicy.stderr, /missing setting allowParallelInProgress/);
+  const low = await runCli(['cluster', '--port', '2000', '--allow-parallel-in-progress', 'true']);
+  assert.equal(low.code, 2);
+  assert.match(low.stderr, new RegExp(`--port must be an integer from ${CLUSTER_PORT_RANGE.min} to ${CLUSTER_PORT_RANGE.max}, got "2000"`));
+});
+
+const noCompose = spawnSync('docker', ['compose', 'version']).status === 0 ? undefined : 'the docker compose plugin is not installed';
+
+test('the same Temporal server renders the shared configuration with docker compose\'s environment, as the image loads it', { skip: noCompose, timeout: FIRST_START_MS }, async (t) => {
+  const config = spawnSync('docker', ['compose', '--project-directory', ROOT, 'config', '--format', 'json'], {
+    cwd: ROOT,
+    env: { ...process.env, POSTGRES_PASSWORD: 'compose-secret', AGENT_SESSIONS_TOKEN: 'token' },
+    encoding: 'utf8',
+  });
+  assert.equal(config.status, 0, config.stderr);
+  const temporal = (JSON.parse(config.stdout) as {
+    services: Record<string, { environment: Record<string, string>; volumes: Array<{ source: string; target: string }> }>;
+  }).services['temporal'];
+  assert.ok(temporal);
+  const containerRoot = temporal.environment['TEMPORAL_ROOT'] ?? '/etc/temporal';
+
+  // The container's /etc/temporal, with the files compose mounts into it.
+  const root = await mkdtemp(join(tmpdir(), 'agent-sessions-etc-temporal-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  for (const volume of temporal.volumes) {
+    const target = join(root, relative(containerRoot, volume.target));
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(volume.source, target);
+  }
+  const { server } = await findTemporalServerBinaries();
+  // `render-config` loads the files exactly as `start` does (and as the image's `--env docker start` will).
+  const rendered = spawnSync(server, ['--env', 'docker', 'render-config'], {
+    cwd: root,
+    env: { PATH: process.env['PATH'] ?? '', ...temporal.environment },
+    encoding: 'utf8',
+  });
+  assert.equal(rendered.status, 0, rendered.stderr + rendered.stdout);
+  assert.match(rendered.stderr, /Loading config files=\[config\/agent-sessions\/docker\.yaml\]/);
+  assert.equal(rendered.stdout.match(/connectAddr: postgresql:5432/g)?.length, 2, rendered.stdout);
+  assert.equal(rendered.stdout.match(/pluginName: postgres12/g)?.length, 2);
+  assert.match(rendered.stdout, /databaseName: temporal_visibility/);
+  assert.match(rendered.stdout, /bindOnIP: 0\.0\.0\.0/);
+  assert.match(rendered.stdout, /grpcPort: 7233/);
+  assert.match(rendered.stdout, /filepath: \/etc\/temporal\/config\/agent-sessions\/dynamic-config\.yaml/);
+});
