@@ -9,6 +9,7 @@ import { runDevServer, runServe, runUp, runWorker } from './long-running';
 import { treeJson } from '../client/tree-json';
 import { renderListing, renderTree } from './render-tree';
 import { installRuntimeLogging } from '../worker/runtime-logging';
+import { addClusterCommand } from './cluster-command';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
@@ -241,6 +242,7 @@ export function buildProgram(): Command {
       print(JSON.stringify(todoWriteToolDefinition(policyFrom(options.allowParallelInProgress)), null, 2));
     });
 
+  addClusterCommand(program);
   return program;
 }
 
