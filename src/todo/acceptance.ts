@@ -92,6 +92,7 @@ export function trimTodoWriteArgs(args: unknown): unknown {
 function valueProblems(todos: TodoWriteArgs['todos']): RejectionProblem[] {
   const problems: RejectionProblem[] = [];
   const firstIndex = new Map<string, number>();
+  const firstByKey = new Map<string, { index: number; content: string }>();
   todos.forEach(({ content }, index) => {
     const path = `todos[${index}].content`;
     const trimmed = content.trim();
@@ -116,11 +117,37 @@ function valueProblems(todos: TodoWriteArgs['todos']): RejectionProblem[] {
         path,
         detail: `${path} ${describeValue(trimmed)} repeats todos[${earlier}].content; every content must be unique`,
       });
+      return;
+    }
+    firstIndex.set(trimmed, index);
+    const key = contentKey(trimmed);
+    const similar = firstByKey.get(key);
+    if (similar !== undefined) {
+      problems.push({
+        rule: 'near-duplicate-content',
+        path,
+        detail:
+          `${path} ${describeValue(trimmed)} and todos[${similar.index}].content ${describeValue(similar.content)} differ only in case, ` +
+          'spacing or Unicode form; one todo per step: merge them, or make them differ in words',
+      });
     } else {
-      firstIndex.set(trimmed, index);
+      firstByKey.set(key, { index, content: trimmed });
     }
   });
   return problems;
+}
+
+/**
+ * What two contents are compared by for near-duplicates: Unicode compatibility normalisation
+ * (NFKC: full-width letters, ligatures, composed and decomposed accents become one form), case
+ * folding (upper- then lower-casing also folds `ß` and `SS` together), and every run of
+ * whitespace as one space. An acceptance rule only, never part of the durable invariant, so
+ * lists written before it existed keep replaying.
+ *
+ * @example contentKey('Run  LINT') === contentKey('run lint') // true
+ */
+export function contentKey(content: string): string {
+  return content.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').replace(/\s+/gu, ' ');
 }
 
 function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): RejectionProblem[] {

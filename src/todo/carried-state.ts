@@ -1,4 +1,5 @@
 import { RECENT_WRITES_KEPT, type SessionState } from './fold';
+import { IGNORED_SIGNALS_KEPT } from './ignored-signal';
 import { assertTodoInvariant, InvariantViolation } from './invariant';
 import { describeValue } from './rejection';
 
@@ -7,7 +8,8 @@ const WHERE = 'the state carried into this run';
 /**
  * Checks the one object a session carries across continue-as-new before the new run trusts it:
  * every field of {@link SessionState} with its type, the durable invariant on the list, unique
- * children, and at most {@link RECENT_WRITES_KEPT} receipts.
+ * children, and at most {@link RECENT_WRITES_KEPT} receipts. `ignoredSignals` may be absent:
+ * runs started before the list existed carried none (see {@link carriedState}).
  *
  * @throws InvariantViolation naming the carried state and the field.
  */
@@ -45,4 +47,21 @@ export function assertCarriedState(value: unknown): asserts value is SessionStat
       fail(`recentWrites[${index}] must be {updateId, result}, got ${describeValue(receipt)}`);
     }
   }
+  const ignored = state.ignoredSignals;
+  if (ignored === undefined) return;
+  if (!Array.isArray(ignored) || ignored.length > IGNORED_SIGNALS_KEPT) fail(`ignoredSignals must be an array of at most ${IGNORED_SIGNALS_KEPT} entries`);
+  for (const [index, entry] of (ignored as unknown[]).entries()) {
+    const e = entry as Record<string, unknown> | null;
+    if (typeof e !== 'object' || e === null || typeof e.name !== 'string' || typeof e.reason !== 'string' || (e.at !== null && typeof e.at !== 'string')) {
+      fail(`ignoredSignals[${index}] must be {name, at, reason}, got ${describeValue(entry)}`);
+    }
+  }
+}
+
+/**
+ * The carried state as the new run uses it, after {@link assertCarriedState}: a state carried
+ * by a run of an earlier release lacks `ignoredSignals`, which starts empty.
+ */
+export function carriedState(state: SessionState): SessionState {
+  return state.ignoredSignals === undefined ? { ...state, ignoredSignals: [] } : state;
 }

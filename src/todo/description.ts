@@ -21,8 +21,8 @@ const SINGLE_CLAUSE =
   'another. Mark a todo completed as soon as it is done. ';
 
 const TAIL =
-  'Each content is a short imperative line, unique within the list. Skip the list entirely for trivial ' +
-  'single-step tasks.';
+  'Each content is a short imperative line, unique within the list (contents that differ only in case, ' +
+  'spacing or Unicode form count as the same). Skip the list entirely for trivial single-step tasks.';
 
 /**
  * The tool description a model reads. Only the active-status clause depends on the policy; the

@@ -1,4 +1,5 @@
 import { countTodos, renderCounts } from './counts';
+import { cut, IGNORED_SIGNALS_KEPT, type IgnoredSignal } from './ignored-signal';
 import { assertTodoInvariant, InvariantViolation } from './invariant';
 import type { SessionEvent } from './session-event';
 import type { TodoCounts, TodoList } from './todo-item';
@@ -69,6 +70,12 @@ export interface SessionState {
   updatedAt: string | null;
   /** Receipts of the most recent writes, newest last, for idempotent retries. */
   recentWrites: WriteReceipt[];
+  /**
+   * Signals received and not applied, newest last (at most {@link IGNORED_SIGNALS_KEPT}): a
+   * `todo_write` sent as a Signal, an unknown name, a report from no open subagent. Listing one
+   * changes nothing else, not even the version: a hostile sender cannot make writers stale.
+   */
+  ignoredSignals: IgnoredSignal[];
 }
 
 /** The state of a session before any event. */
@@ -81,6 +88,7 @@ export const INITIAL_SESSION_STATE: Readonly<SessionState> = Object.freeze({
   children: [],
   updatedAt: null,
   recentWrites: [],
+  ignoredSignals: [],
 });
 
 /** The receipt of a write already applied under `updateId`, if it is still remembered. */
@@ -99,10 +107,17 @@ export function writeResult(state: SessionState): TodoWriteResult {
  * Applies one event to a session's state, returning a new state (the input is not changed).
  * Pure: the same events in the same order give the same state, live, on replay and offline.
  * Some events change nothing at all (see {@link changesNothing}); the same state comes back.
+ * A signal the session does not handle only adds an entry to `ignoredSignals`.
  *
  * @throws InvariantViolation when a write's list breaks the invariant or a spawn repeats a name.
  */
 export function applySessionEvent(state: SessionState, event: SessionEvent): SessionState {
+  const ignored = ignoredReason(state, event);
+  if (ignored !== undefined) {
+    const name = event.type === 'signal/ignored' ? event.name : event.type;
+    const entry = { name: cut(String(name), 100), at: event.at ?? null, reason: cut(ignored, 500) };
+    return { ...state, ignoredSignals: [...(state.ignoredSignals ?? []), entry].slice(-IGNORED_SIGNALS_KEPT) };
+  }
   if (changesNothing(state, event)) return state;
   const next: SessionState = {
     ...state,
@@ -137,26 +152,46 @@ export function applySessionEvent(state: SessionState, event: SessionEvent): Ses
           child.sessionId === event.sessionId ? { ...child, closed: true, counts: reportedCounts(event.counts) } : child,
         ),
       };
+    case 'signal/ignored':
+      return state; // handled above
+  }
+}
+
+/**
+ * Why a signal is not applied, or `undefined` when it is (or is not a signal). Signals cannot be
+ * refused before they are logged, so the ones that cannot be applied are listed instead of
+ * vanishing: unknown names, a report naming no open subagent, a turn sent to a closed session.
+ */
+function ignoredReason(state: SessionState, event: SessionEvent): string | undefined {
+  switch (event.type) {
+    case 'signal/ignored':
+      return event.reason;
+    case 'subagent/closed':
+      if (typeof event.sessionId !== 'string') return 'subagent/closed must carry {"sessionId", "counts"}; this report names no session';
+      if (!state.children.some((child) => child.sessionId === event.sessionId)) {
+        return `subagent/closed reports ${JSON.stringify(cut(event.sessionId, 100))}, which is not a subagent of this session`;
+      }
+      if (!state.children.some((child) => child.sessionId === event.sessionId && !child.closed)) {
+        return `subagent/closed reports ${JSON.stringify(cut(event.sessionId, 100))}, which already reported that it closed`;
+      }
+      return undefined;
+    case 'turn/start':
+    case 'turn/end':
+      return state.closed ? `${event.type} arrived after the session closed; a closed session starts and ends no turns` : undefined;
+    default:
+      return undefined;
   }
 }
 
 /**
  * Events that leave a session exactly as it is, version included: a retried write (its update
- * id already applied), anything but a child's report once the session is closed (a signal can
- * still arrive while a closing parent waits for its subagents), a report from a child that is
- * unknown or already closed.
+ * id already applied), a close or write once the session is closed (a signal can still arrive
+ * while a closing parent waits for its subagents). A child that really started is recorded
+ * even after its parent closed, so that the parent closes it too.
  */
 function changesNothing(state: SessionState, event: SessionEvent): boolean {
-  if (state.closed && event.type !== 'subagent/closed') return true;
-  switch (event.type) {
-    case 'todo/write':
-      return findReceipt(state, event.updateId) !== undefined;
-    case 'subagent/closed':
-      // A signal cannot be validated before it is logged, so a malformed report is ignored here.
-      return typeof event.sessionId !== 'string' || !state.children.some((child) => child.sessionId === event.sessionId && !child.closed);
-    default:
-      return false;
-  }
+  if (state.closed && event.type !== 'subagent/closed' && event.type !== 'subagent/spawn') return true;
+  return event.type === 'todo/write' && findReceipt(state, event.updateId) !== undefined;
 }
 
 function reportedCounts(value: unknown): TodoCounts | null {

@@ -1,4 +1,4 @@
-export { acceptTodoWrite, trimTodoWriteArgs } from './acceptance';
+export { acceptTodoWrite, contentKey, trimTodoWriteArgs } from './acceptance';
 export { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 export { countTodos, renderCounts } from './counts';
 export { renderTodoList, STATUS_MARKS } from './render-list';
@@ -8,7 +8,7 @@ export {
   todoWriteToolDefinition,
   type TodoWriteToolDefinition,
 } from './description';
-export { assertCarriedState } from './carried-state';
+export { assertCarriedState, carriedState } from './carried-state';
 export { checkExpectedVersion, checkWriteOptions } from './expected-version';
 export {
   applySessionEvent,
@@ -26,6 +26,7 @@ export {
   type TodoWriteResult,
   type WriteReceipt,
 } from './fold';
+export { HANDLED_SIGNALS, IGNORED_SIGNALS_KEPT, ignoredSignalReason, type IgnoredSignal } from './ignored-signal';
 export { assertTodoInvariant, InvariantViolation } from './invariant';
 export { assertTodoPolicy, POLICY_SETTING, type TodoPolicy } from './policy';
 export {
@@ -40,13 +41,23 @@ export { todoStatusSchema, todoWriteArgsSchema, type TodoWriteArgs } from './sch
 export type {
   SessionCloseEvent,
   SessionEvent,
+  SignalIgnoredEvent,
   SubagentClosedEvent,
   SubagentSpawnEvent,
   TodoWriteEvent,
   TurnEndEvent,
   TurnStartEvent,
 } from './session-event';
-export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, type SubagentSpawnInput } from './subagent';
+export {
+  checkSessionInput,
+  CONTINUE_AS_NEW_AFTER_RANGE,
+  SESSION_ID_SEPARATOR,
+  SessionInputRejection,
+  topLevelIdProblem,
+  type RunFacts,
+  type SessionInput,
+} from './session-input';
+export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';
 export {
   isTodoStatus,
   TODO_STATUSES,

@@ -7,6 +7,7 @@ export const REJECTION_RULES = [
   'empty-content',
   'untrimmed-content',
   'duplicate-content',
+  'near-duplicate-content',
   'malformed-unicode',
   'too-many-items',
   'content-too-long',
@@ -16,6 +17,7 @@ export const REJECTION_RULES = [
   'stale-version',
   'subagent-name',
   'subagent-exists',
+  'subagent-id-taken',
 ] as const;
 
 /** One of {@link REJECTION_RULES}. */

@@ -52,6 +52,20 @@ export interface SubagentClosedEvent extends EventBase {
   counts: TodoCounts;
 }
 
+/**
+ * A signal the session received and does not handle: a `todo_write` sent as a Signal (which
+ * cannot be validated before it is logged, so it is never applied), an unknown name, a child
+ * report that names no open subagent. Logged by Temporal whatever we do; kept visible in the
+ * session's state so that nothing a sender does vanishes without a word.
+ */
+export interface SignalIgnoredEvent extends EventBase {
+  type: 'signal/ignored';
+  /** The signal's name as sent. */
+  name: string;
+  /** Why it was not applied and what to send instead. */
+  reason: string;
+}
+
 /** Everything a session's log can hold, in the seed's event names. */
 export type SessionEvent =
   | TodoWriteEvent
@@ -59,4 +73,5 @@ export type SessionEvent =
   | TurnEndEvent
   | SessionCloseEvent
   | SubagentSpawnEvent
-  | SubagentClosedEvent;
+  | SubagentClosedEvent
+  | SignalIgnoredEvent;

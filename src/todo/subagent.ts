@@ -21,12 +21,19 @@ export function childSessionId(parentId: string, name: string): string {
 }
 
 /**
- * Checks a `subagent/spawn` request against the parent's state.
+ * Checks a `subagent/spawn` request against the parent's state: the validator's rules, which
+ * never run on replay (so they may change from one release to the next). The handler applies
+ * what was accepted without judging it again.
  *
+ * @param starting names of subagents whose child is being started right now (not yet recorded).
  * @throws TodoRejection: `subagent-name` for a missing or malformed name or task,
  *   `subagent-exists` when the name is taken, `session-closed` when the parent is closed.
  */
-export function acceptSubagentSpawn(input: unknown, state: SessionState): { name: string; task?: string } {
+export function acceptSubagentSpawn(
+  input: unknown,
+  state: SessionState,
+  starting: ReadonlySet<string> = new Set(),
+): { name: string; task?: string } {
   const reject = (rule: 'subagent-name' | 'subagent-exists' | 'session-closed', path: string, detail: string): never => {
     throw new TodoRejection([{ rule, path, detail }], 'subagent/spawn');
   };
@@ -44,8 +51,26 @@ export function acceptSubagentSpawn(input: unknown, state: SessionState): { name
     reject('subagent-name', 'task', `task must be a string of at most ${MAX_TASK_LENGTH} characters, got ${describeValue(task)}`);
   }
   const valid = name as string;
-  if (state.children.some((child) => child.name === valid)) {
+  if (state.children.some((child) => child.name === valid) || starting.has(valid)) {
     reject('subagent-exists', 'name', `this session already has a subagent named ${JSON.stringify(valid)}; pick another name`);
   }
   return task === undefined ? { name: valid } : { name: valid, task: task as string };
+}
+
+/**
+ * The refusal of a spawn whose child session id is already held by another workflow (a session
+ * started directly with that id, or an earlier one: ids are never reused). The parent records
+ * nothing: a subagent is recorded only once its child has really started.
+ */
+export function subagentIdTaken(childId: string): TodoRejection {
+  return new TodoRejection(
+    [
+      {
+        rule: 'subagent-id-taken',
+        path: 'name',
+        detail: `the session id ${JSON.stringify(childId)} is already taken by another session (ids are never reused); pick another name`,
+      },
+    ],
+    'subagent/spawn',
+  );
 }

@@ -5,7 +5,7 @@
  * also re-exports the tool description, which builds JSON Schema from zod at import.
  */
 export { acceptTodoWrite } from './acceptance';
-export { assertCarriedState } from './carried-state';
+export { assertCarriedState, carriedState } from './carried-state';
 export { countTodos } from './counts';
 export { checkWriteOptions } from './expected-version';
 export {
@@ -18,8 +18,10 @@ export {
   type SessionState,
   type TodoWriteResult,
 } from './fold';
+export { ignoredSignalReason } from './ignored-signal';
 export { TodoRejection } from './rejection';
+export { checkSessionInput, SessionInputRejection, type SessionInput } from './session-input';
 export type { TodoWriteArgs } from './schema';
 export type { SessionEvent } from './session-event';
-export { acceptSubagentSpawn, childSessionId } from './subagent';
+export { acceptSubagentSpawn, childSessionId, subagentIdTaken } from './subagent';
 export type { TodoCounts } from './todo-item';

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   acceptTodoWrite,
+  assertTodoInvariant,
   DEFAULT_TODO_BOUNDS,
   jsonUtf8Length,
   TodoRejection,
@@ -239,9 +240,39 @@ describe('acceptTodoWrite: values', () => {
     assert.ok(error.problems.every((p) => p.detail.includes('repeats todos[0].content')), error.message);
   });
 
-  test('contents that differ only in case or in combining marks are distinct', () => {
-    const todos = [todo('Run'), todo('run'), todo('caf\u00E9'), todo('cafe\u0301')];
+  for (const [first, second] of [
+    ['Fix the build', 'fix the build'],
+    ['修复 X', '修复 x'],
+    ['Run  lint', 'Run lint'],
+    ['Caf\u00E9', 'Cafe\u0301'],
+    ['ＡＢＣ', 'ABC'],
+    ['Straße', 'STRASSE'],
+    ['Tab\tseparated', 'Tab separated'],
+  ] as const) {
+    test(`${JSON.stringify(first)} and ${JSON.stringify(second)} are near-duplicates: refused, naming both indexes and texts`, () => {
+      const rejection = rejectWrite({ todos: [todo('Keep me'), todo(first), todo(second)] });
+      assert.equal(rejection.problems.length, 1, rejection.message);
+      const [problem] = rejection.problems;
+      assert.equal(problem?.rule, 'near-duplicate-content');
+      assert.equal(problem?.path, 'todos[2].content');
+      assert.ok(problem?.detail.includes('todos[1].content'), problem?.detail);
+      assert.ok(problem?.detail.includes(JSON.stringify(first)) && problem.detail.includes(JSON.stringify(second)), problem?.detail);
+      assert.match(rejection.message, /\[near-duplicate-content\]/);
+    });
+  }
+
+  test('an exact repeat is duplicate-content, not also near-duplicate-content', () => {
+    const rejection = rejectWrite({ todos: [todo('Run lint'), todo('Run lint')] });
+    assert.deepEqual(rejection.problems.map((p) => p.rule), ['duplicate-content']);
+  });
+
+  test('contents that differ in words, or only in combining marks that change the letter, stay distinct', () => {
+    const todos = [todo('Run lint'), todo('Run the linter'), todo('resume'), todo('résumé'), todo('Fix 1'), todo('Fix 2')];
     assert.deepStrictEqual(acceptTodoWrite({ todos }, SINGLE), todos);
+  });
+
+  test('near-duplicates pass the durable invariant: lists written before the rule existed keep replaying', () => {
+    assert.doesNotThrow(() => assertTodoInvariant([todo('Fix the build'), todo('fix the build')], 'an old write'));
   });
 
   test('a lone high surrogate is rejected as malformed-unicode, escaped in the message', () => {

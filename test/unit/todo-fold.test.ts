@@ -107,7 +107,7 @@ describe('foldTodos', () => {
 
 describe('applySessionEvent and foldSession', () => {
   test('the initial state has no turn, no list, version 0 and is open', () => {
-    assert.deepStrictEqual({ ...INITIAL_SESSION_STATE }, { turn: 0, turnOpen: false, todos: null, version: 0, closed: false, children: [], updatedAt: null, recentWrites: [] });
+    assert.deepStrictEqual({ ...INITIAL_SESSION_STATE }, { turn: 0, turnOpen: false, todos: null, version: 0, closed: false, children: [], updatedAt: null, recentWrites: [], ignoredSignals: [] });
     assert.ok(Object.isFrozen(INITIAL_SESSION_STATE));
   });
 

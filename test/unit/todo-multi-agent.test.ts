@@ -50,15 +50,31 @@ describe('idempotent writes in the fold', () => {
 describe('subagents in the fold', () => {
   const spawn = (name: string): SessionEvent => ({ type: 'subagent/spawn', name, sessionId: childSessionId('p', name), task: `do ${name}` });
 
-  test('a spawn adds a child, its report closes it with counts, a repeated or unknown report changes nothing', () => {
+  test('a spawn adds a child, its report closes it with counts, a repeated or unknown report is listed as ignored and changes nothing else', () => {
     let state = foldSession([spawn('a'), spawn('b')]);
     assert.deepEqual(state.children.map((c) => [c.name, c.sessionId, c.task, c.closed]), [['a', 'p/a', 'do a', false], ['b', 'p/b', 'do b', false]]);
     const counts = { pending: 0, in_progress: 0, completed: 3 };
     state = applySessionEvent(state, { type: 'subagent/closed', sessionId: 'p/a', counts });
     assert.deepEqual(state.children[0], { name: 'a', sessionId: 'p/a', task: 'do a', closed: true, counts });
-    assert.equal(applySessionEvent(state, { type: 'subagent/closed', sessionId: 'p/a', counts }), state);
-    assert.equal(applySessionEvent(state, { type: 'subagent/closed', sessionId: 'p/zzz', counts }), state);
-    assert.equal(applySessionEvent(state, { type: 'subagent/closed', sessionId: undefined as unknown as string, counts }), state);
+    for (const [sessionId, reason] of [
+      ['p/a', /already reported that it closed/],
+      ['p/zzz', /"p\/zzz", which is not a subagent of this session/],
+      [undefined, /names no session/],
+    ] as const) {
+      const next = applySessionEvent(state, { type: 'subagent/closed', sessionId: sessionId as unknown as string, counts, at: '2026-01-01T00:00:00.000Z' });
+      assert.deepEqual({ ...next, ignoredSignals: [] }, { ...state, ignoredSignals: [] }, 'nothing but the list of ignored signals changes');
+      assert.equal(next.ignoredSignals.length, state.ignoredSignals.length + 1);
+      assert.equal(next.ignoredSignals.at(-1)?.name, 'subagent/closed');
+      assert.equal(next.ignoredSignals.at(-1)?.at, '2026-01-01T00:00:00.000Z');
+      assert.match(next.ignoredSignals.at(-1)?.reason ?? '', reason);
+    }
+  });
+
+  test('a subagent whose child really started is recorded even after its parent closed, so the parent closes it too', () => {
+    const closed = foldSession([{ type: 'session/close' }]);
+    const state = applySessionEvent(closed, spawn('late'));
+    assert.deepEqual(state.children.map((c) => [c.name, c.closed]), [['late', false]]);
+    assert.equal(state.version, closed.version + 1);
   });
 
   test('a malformed report from a foreign signal closes the child without inventing counts', () => {

@@ -1,0 +1,128 @@
+import type { SessionParent, SessionState } from './fold';
+import { describeValue } from './rejection';
+import { childSessionId, MAX_TASK_LENGTH } from './subagent';
+
+/** Input of a session run. Empty for a fresh top-level session. */
+export interface SessionInput {
+  /** Set for a subagent: the session that spawned it and the name it gave it. */
+  parent?: SessionParent;
+  /** What the session was asked to do. */
+  task?: string;
+  /**
+   * Applied events after which the run continues as new (it also does when Temporal suggests
+   * it). Part of the workflow input, hence of history, so replay takes the same decisions.
+   */
+  continueAsNewAfter?: number;
+  /** The state carried from the previous run; accepted only in a run that continued from one. */
+  carried?: SessionState;
+}
+
+/**
+ * The range `continueAsNewAfter` must fall in. Below it a session would spend its life
+ * continuing as new; above it a run would pass Temporal's 2,000 accepted updates per run.
+ */
+export const CONTINUE_AS_NEW_AFTER_RANGE = Object.freeze({ min: 10, max: 2000 });
+
+/** What Temporal itself says about the run being started: facts no starter can choose. */
+export interface RunFacts {
+  /** The workflow id, which is the session id. */
+  workflowId: string;
+  /** The workflow id of the parent workflow that started this one as a child, if any. */
+  parentWorkflowId: string | undefined;
+  /** The run this one continued from, if it was started by continue-as-new. */
+  continuedFromRunId: string | undefined;
+}
+
+/** The separator between a parent's id and a subagent's name in a child's session id. */
+export const SESSION_ID_SEPARATOR = '/';
+
+/** Thrown when a session run's input cannot be served; the message names the setting. */
+export class SessionInputRejection extends Error {
+  override readonly name = 'SessionInputRejection';
+}
+
+/**
+ * Checks a session id a client wants to start a top-level session with. `/` separates a parent
+ * from its subagents (`build-42/tests`), so a top-level id holding one could take the id of a
+ * subagent before its parent spawns it.
+ *
+ * @returns why the id cannot be used, or `undefined` when it can.
+ */
+export function topLevelIdProblem(sessionId: string): string | undefined {
+  if (sessionId.trim() === '') return 'it is empty';
+  if (sessionId.includes(SESSION_ID_SEPARATOR)) {
+    return `"${SESSION_ID_SEPARATOR}" separates a parent session from its subagents (<parent>/<name>); a top-level session id cannot contain it, and subagents are started with spawn`;
+  }
+  return undefined;
+}
+
+/**
+ * Checks the input of a session run against what Temporal says about the run. Anyone who can
+ * start a workflow can send any input, so nothing in it is trusted:
+ * - `continueAsNewAfter` must be an integer in {@link CONTINUE_AS_NEW_AFTER_RANGE};
+ * - `carried` is accepted only in a run that continued from an earlier run (continue-as-new
+ *   keeps the workflow id, so that earlier run was the same session's);
+ * - `parent` must be the workflow that really started this one as a child, and the session id
+ *   must be `<parent>/<name>`; a session without a parent must have an id without `/`;
+ * - `task` is at most {@link MAX_TASK_LENGTH} characters; nothing else may be present.
+ *
+ * These rules run again whenever a history is replayed, so they are part of the durable
+ * contract: never narrow them in a later release (a history they once admitted must replay).
+ *
+ * @throws SessionInputRejection naming the setting and what it allows.
+ */
+export function checkSessionInput(input: unknown, run: RunFacts): SessionInput {
+  const refuse = (detail: string): never => {
+    throw new SessionInputRejection(`session ${JSON.stringify(run.workflowId)} cannot start: ${detail}`);
+  };
+  if (input === undefined || input === null) input = {};
+  if (typeof input !== 'object' || Array.isArray(input)) return refuse(`its input must be an object, got ${describeValue(input)}`);
+  const { parent, task, continueAsNewAfter, carried, ...extra } = input as Record<string, unknown>;
+  const unknown = Object.keys(extra);
+  if (unknown.length > 0) {
+    refuse(`its input has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 5).map((k) => describeValue(k)).join(', ')}; allowed: parent, task, continueAsNewAfter, carried`);
+  }
+  const checked: SessionInput = {};
+
+  if (continueAsNewAfter !== undefined) {
+    const { min, max } = CONTINUE_AS_NEW_AFTER_RANGE;
+    if (typeof continueAsNewAfter !== 'number' || !Number.isInteger(continueAsNewAfter) || continueAsNewAfter < min || continueAsNewAfter > max) {
+      refuse(`continueAsNewAfter must be an integer from ${min} to ${max} (applied events per run), got ${describeValue(continueAsNewAfter)}`);
+    }
+    checked.continueAsNewAfter = continueAsNewAfter as number;
+  }
+
+  if (task !== undefined) {
+    if (typeof task !== 'string' || task.length > MAX_TASK_LENGTH) refuse(`task must be a string of at most ${MAX_TASK_LENGTH} characters, got ${describeValue(task)}`);
+    checked.task = task as string;
+  }
+
+  const continued = run.continuedFromRunId !== undefined;
+  if (parent !== undefined) {
+    const p = parent as Record<string, unknown> | null;
+    if (typeof p !== 'object' || p === null || typeof p.sessionId !== 'string' || typeof p.name !== 'string' || Object.keys(p).length !== 2) {
+      return refuse(`parent must be {"sessionId", "name"}, got ${describeValue(parent)}`);
+    }
+    // A continued run's input was written by the run before it, which made this check.
+    if (!continued && run.parentWorkflowId !== p.sessionId) {
+      refuse(
+        `parent names ${describeValue(p.sessionId)}, but ${run.parentWorkflowId === undefined ? 'no workflow' : `workflow ${describeValue(run.parentWorkflowId)}`} started it as a child; subagents are started by their parent's subagent/spawn`,
+      );
+    }
+    if (run.workflowId !== childSessionId(p.sessionId as string, p.name as string)) {
+      refuse(`a subagent's session id must be <parent>/<name> (${describeValue(childSessionId(p.sessionId as string, p.name as string))})`);
+    }
+    checked.parent = { sessionId: p.sessionId as string, name: p.name as string };
+  } else {
+    const problem = topLevelIdProblem(run.workflowId);
+    if (problem !== undefined) refuse(problem);
+  }
+
+  if (carried !== undefined) {
+    if (!continued) {
+      refuse('carried state is accepted only in a run that continued from an earlier run of the same session (continue-as-new), never on a fresh start');
+    }
+    checked.carried = carried as SessionState;
+  }
+  return checked;
+}
