@@ -5,9 +5,8 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
-  SessionParent,
+  SessionInput,
   SessionSnapshot,
-  SessionState,
   SubagentSpawnInput,
   TodoCounts,
   TodoItem,
@@ -22,20 +21,11 @@ export const SESSION_WORKFLOW_TYPE = 'agentSession';
 /** Applied events per run after which a session continues as new, unless its input says otherwise. */
 export const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
 
-/** Input of a session run. Empty for a fresh top-level session. */
-export interface AgentSessionInput {
-  /** Set for a subagent: the session that spawned it and the name it gave it. */
-  parent?: SessionParent;
-  /** What the session was asked to do. */
-  task?: string;
-  /**
-   * Applied events after which the run continues as new (it also does when Temporal suggests
-   * it). Part of the workflow input, hence of history, so replay takes the same decisions.
-   */
-  continueAsNewAfter?: number;
-  /** The state carried from the previous run; checked before it is trusted. */
-  carried?: SessionState;
-}
+/**
+ * Input of a session run. Empty for a fresh top-level session; checked by the workflow against
+ * what Temporal says about the run before anything in it is used.
+ */
+export type AgentSessionInput = SessionInput;
 
 /** Options of a write that are not part of the model-facing tool arguments. */
 export interface TodoWriteOptions {

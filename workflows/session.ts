@@ -6,24 +6,35 @@ import {
   currentUpdateInfo,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
+  setDefaultSignalHandler,
   setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+// The class the workflow runtime rejects `startChild` with when the child's id is taken;
+// @temporalio/workflow does not re-export it.
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   acceptSubagentSpawn,
   acceptTodoWrite,
   applySessionEvent,
   assertCarriedState,
+  carriedState,
+  checkSessionInput,
   checkWriteOptions,
   childSessionId,
   countTodos,
   findReceipt,
+  ignoredSignalReason,
   INITIAL_SESSION_STATE,
+  SessionInputRejection,
   snapshotSession,
+  subagentIdTaken,
   TodoRejection,
   writeResult,
   type SessionEvent,
+  type SessionInput,
   type SessionSnapshot,
   type SessionState,
   type TodoCounts,
@@ -33,6 +44,7 @@ import { deploymentPolicy } from './deployment-policy';
 import {
   closeUpdate,
   DEFAULT_CONTINUE_AS_NEW_AFTER,
+  SESSION_WORKFLOW_TYPE,
   sessionCloseSignal,
   sessionQuery,
   subagentClosedSignal,
@@ -52,25 +64,43 @@ import {
 const CHILDREN_CLOSE_TIMEOUT = '1 minute';
 
 /**
+ * Marks runs in which a spawn whose child id was taken leaves nothing behind. Runs of the first
+ * release recorded the subagent before starting its child, and kept it when the start failed;
+ * their histories replay on that path.
+ */
+const REFUSED_SPAWN_LEAVES_NOTHING = 'refused-spawn-leaves-nothing';
+
+/**
  * One agent session. Its history is the session's log: accepted `todo_write` and
  * `subagent/spawn` updates, turn and close signals, reports of closed subagents; its state is the
  * fold of that log. Continues as new when the run grows long, carrying its state; runs until
  * closed, then returns its final state (queries keep answering on the closed workflow).
+ *
+ * The input is untrusted (anyone who can start a workflow can send any): a run whose input it
+ * cannot serve fails at once with an `InvalidSessionInput` failure naming the setting.
  */
-export async function agentSession(input: AgentSessionInput = {}): Promise<SessionSnapshot> {
-  const sessionId = workflowInfo().workflowId;
+export async function agentSession(rawInput: AgentSessionInput = {}): Promise<SessionSnapshot> {
+  const info = workflowInfo();
+  const sessionId = info.workflowId;
+  const input = checkedInput(rawInput, info);
   if (input.carried !== undefined) assertCarriedState(input.carried);
-  let state: SessionState = input.carried ?? INITIAL_SESSION_STATE;
+  let state: SessionState = input.carried !== undefined ? carriedState(input.carried) : INITIAL_SESSION_STATE;
   const about = { parent: input.parent ?? null, task: input.task ?? null };
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
   let appliedThisRun = 0;
+  /** Subagents whose child is being started: taken for the validator, not yet recorded. */
+  const starting = new Set<string>();
+  /** Subagents this run has asked to close. */
+  const signalled = new Set<string>();
 
   // Every change goes through the pure fold, so replay and the offline fold compute the same
   // state. An invariant failure inside it is deliberately not caught: a log that breaks the
   // invariant must fail the workflow task loudly, live or on replay, never be answered.
   const apply = (event: SessionEvent): void => {
     const next = applySessionEvent(state, { ...event, at: new Date().toISOString() });
-    if (next !== state) appliedThisRun++;
+    // Only applied events move the version and the continue-as-new count; a listed ignored
+    // signal does neither, so a flood of them cannot change when a run continues.
+    if (next.version !== state.version) appliedThisRun++;
     state = next;
   };
   const close = (): void => apply({ type: 'session/close' });
@@ -80,7 +110,21 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
     const allClosed = (): boolean => state.children.every((child) => child.closed);
     if (!allClosed()) await condition(allClosed, CHILDREN_CLOSE_TIMEOUT);
   };
+  const closeOpenChildren = async (): Promise<void> => {
+    const open = state.children.filter((child) => !child.closed && !signalled.has(child.sessionId));
+    for (const child of open) signalled.add(child.sessionId);
+    await Promise.all(
+      open.map((child) =>
+        getExternalWorkflowHandle(child.sessionId)
+          .signal(sessionCloseSignal, { reason: 'parent closed' })
+          .catch(() => undefined), // Already closed by someone else: its report is on its way.
+      ),
+    );
+  };
 
+  // Handlers apply; validators judge. Only the durable invariant (inside the fold) may refuse
+  // anything in a handler, because handlers run again on every replay and a rule that changes
+  // between releases would fail histories that were valid when written.
   setHandler(
     todoWriteUpdate,
     (args: TodoWriteArgs, _options?: TodoWriteOptions): TodoWriteResult => {
@@ -94,8 +138,8 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
     {
       validator: (args: TodoWriteArgs, options?: TodoWriteOptions): void => {
         if (findReceipt(state, currentUpdateInfo()?.id) !== undefined) return;
-        if (state.closed) throw rejected(`todo_write rejected: session ${sessionId} is closed and accepts no more writes`, 'session-closed');
-        asFailure(() => {
+        if (state.closed) throw rejected('TodoRejected', `todo_write rejected: session ${sessionId} is closed and accepts no more writes`, 'session-closed');
+        asFailure('TodoRejected', () => {
           checkWriteOptions(options, state.version);
           acceptTodoWrite(args, deploymentPolicy());
         });
@@ -105,20 +149,33 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
 
   setHandler(
     subagentSpawnUpdate,
-    async (request): Promise<SubagentSpawnResult> => {
-      const { name, task } = acceptSubagentSpawn(request, state);
+    async ({ name, task }): Promise<SubagentSpawnResult> => {
       const childId = childSessionId(sessionId, name);
-      apply({ type: 'subagent/spawn', name, sessionId: childId, ...(task !== undefined ? { task } : {}) });
-      await startChild('agentSession', {
-        workflowId: childId,
-        args: [{ parent: { sessionId, name }, ...(task !== undefined ? { task } : {}), continueAsNewAfter: limit }],
-        // Children must outlive their parent's continue-as-new; closing is done explicitly below.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
+      const spawn: SessionEvent = { type: 'subagent/spawn', name, sessionId: childId, ...(task !== undefined ? { task } : {}) };
+      starting.add(name);
+      try {
+        await startChild(SESSION_WORKFLOW_TYPE, {
+          workflowId: childId,
+          args: [{ parent: { sessionId, name }, ...(task !== undefined ? { task } : {}), continueAsNewAfter: limit }],
+          // Children must outlive their parent's continue-as-new; closing is done explicitly below.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        if (!patched(REFUSED_SPAWN_LEAVES_NOTHING)) {
+          apply(spawn);
+          throw error;
+        }
+        throw asApplicationFailure('SpawnRejected', subagentIdTaken(childId));
+      } finally {
+        starting.delete(name);
+      }
+      // Recorded only now that the child really started: a refused spawn leaves nothing behind.
+      apply(spawn);
       return { sessionId: childId, name };
     },
-    { validator: (request): void => asFailure(() => void acceptSubagentSpawn(request, state)) },
+    { validator: (request): void => asFailure('SpawnRejected', () => void acceptSubagentSpawn(request, state, starting)) },
   );
 
   setHandler(turnStartSignal, () => apply({ type: 'turn/start' }));
@@ -127,6 +184,9 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
   setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
     apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts }),
   );
+  // A signal cannot be validated before Temporal logs it, so one this session does not handle
+  // (a todo_write sent as a Signal above all) is never applied; it is listed, with what to send.
+  setDefaultSignalHandler((name: string) => apply({ type: 'signal/ignored', name, reason: ignoredSignalReason(name, sessionId) }));
   setHandler(closeUpdate, async (): Promise<SessionSnapshot> => {
     close();
     await childrenClosed();
@@ -144,7 +204,7 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
     await continueAsNew<typeof agentSession>({ ...input, carried: state });
   }
 
-  await closeChildren(state);
+  await closeOpenChildren();
   await childrenClosed();
   if (about.parent !== null) {
     await getExternalWorkflowHandle(about.parent.sessionId)
@@ -152,32 +212,49 @@ export async function agentSession(input: AgentSessionInput = {}): Promise<Sessi
       .catch(() => undefined); // A parent that is gone has nobody to tell.
   }
   await condition(allHandlersFinished);
+  // A spawn that was starting its child when the session closed records the child only now:
+  // this session started it, so this session closes it too.
+  if (state.children.some((child) => !child.closed && !signalled.has(child.sessionId))) {
+    await closeOpenChildren();
+    await childrenClosed();
+  }
   return snapshotSession(sessionId, state, about);
 }
 
-async function closeChildren(state: SessionState): Promise<void> {
-  await Promise.all(
-    state.children
-      .filter((child) => !child.closed)
-      .map((child) =>
-        getExternalWorkflowHandle(child.sessionId)
-          .signal(sessionCloseSignal, { reason: 'parent closed' })
-          .catch(() => undefined), // Already closed by someone else: its report is on its way.
-      ),
-  );
-}
-
-function asFailure(check: () => void): void {
+/** The run's input once checked against Temporal's own facts about the run. */
+function checkedInput(rawInput: unknown, info: ReturnType<typeof workflowInfo>): SessionInput {
   try {
-    check();
+    return checkSessionInput(rawInput, {
+      workflowId: info.workflowId,
+      parentWorkflowId: info.parent?.workflowId,
+      continuedFromRunId: info.continuedFromExecutionRunId,
+    });
   } catch (error) {
-    // The message already lists at most ten problems; the details must stay as small, whatever
-    // was sent (a failure larger than Temporal's payload limit would fail the workflow task).
-    if (error instanceof TodoRejection) throw rejected(error.message, error.rule, error.problems.slice(0, 10));
+    if (error instanceof SessionInputRejection) {
+      throw ApplicationFailure.create({ type: 'InvalidSessionInput', message: error.message, nonRetryable: true });
+    }
     throw error;
   }
 }
 
-function rejected(message: string, rule: string, problems: unknown = []): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'TodoRejected', message, nonRetryable: true, details: [{ rule, problems }] });
+function asFailure(type: RejectionType, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof TodoRejection) throw asApplicationFailure(type, error);
+    throw error;
+  }
+}
+
+/** How a refusal travels: `TodoRejected` for writes, `SpawnRejected` for spawns. */
+type RejectionType = 'TodoRejected' | 'SpawnRejected';
+
+function asApplicationFailure(type: RejectionType, rejection: TodoRejection): ApplicationFailure {
+  // The message already lists at most ten problems; the details must stay as small, whatever
+  // was sent (a failure larger than Temporal's payload limit would fail the workflow task).
+  return rejected(type, rejection.message, rejection.rule, rejection.problems.slice(0, 10));
+}
+
+function rejected(type: RejectionType, message: string, rule: string, problems: unknown = []): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, details: [{ rule, problems }] });
 }

@@ -1,13 +1,26 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
-import type { AgentSessionInput } from '../../workflows/messages';
+import {
+  closeUpdate,
+  sessionCloseSignal,
+  subagentClosedSignal,
+  subagentSpawnUpdate,
+  todoWriteUpdate,
+  turnEndSignal,
+  turnStartSignal,
+  type AgentSessionInput,
+} from '../../workflows/messages';
 import {
   applySessionEvent,
   assertCarriedState,
+  carriedState,
+  checkSessionInput,
   childSessionId,
+  ignoredSignalReason,
   INITIAL_SESSION_STATE,
   InvariantViolation,
+  SessionInputRejection,
   type SessionEvent,
   type SessionState,
   type TodoCounts,
@@ -95,7 +108,7 @@ export function workflowIdOf(history: History): string | undefined {
   return started?.workflowId ?? undefined;
 }
 
-/** The input a run started with: for a continued run, the state it carried. */
+/** The input a run started with, as sent: for a continued run, the state it carried. */
 export function runInputOf(history: History): AgentSessionInput {
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
   const input = payloads?.[0] !== undefined ? decode(payloads[0], 1, 'its start input') : undefined;
@@ -103,12 +116,43 @@ export function runInputOf(history: History): AgentSessionInput {
 }
 
 /**
- * The session events a history holds, in order: accepted `todo_write`, `subagent/spawn` and
- * `close` updates; `turn/start`, `turn/end`, `session/close` and `subagent/closed` signals.
- * Rejected updates never reach history, so they cannot appear here.
+ * The run's input after the checks the workflow makes against Temporal's facts about the run
+ * (its parent, the run it continued from): a run whose input the workflow refuses failed at
+ * once and served nothing.
+ *
+ * @throws InvariantViolation naming the run and the refused setting.
+ */
+function checkedRunInput(history: History, workflowId: string, run: number): AgentSessionInput {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  try {
+    return checkSessionInput(runInputOf(history), {
+      workflowId,
+      parentWorkflowId: started?.parentWorkflowExecution?.workflowId ?? undefined,
+      continuedFromRunId: started?.continuedExecutionRunId || undefined,
+    });
+  } catch (error) {
+    if (error instanceof SessionInputRejection) throw new InvariantViolation(`run ${run}`, error.message);
+    throw error;
+  }
+}
+
+/** The patch id the workflow records the first time a spawn's child id turns out to be taken. */
+const REFUSED_SPAWN_LEAVES_NOTHING = 'refused-spawn-leaves-nothing';
+
+/**
+ * The session events a history holds, in order: accepted `todo_write` and `close` updates; a
+ * subagent once its child really started (a refused spawn leaves nothing); `turn/start`,
+ * `turn/end`, `session/close` and `subagent/closed` signals; every other signal as ignored,
+ * with the same reason the workflow gives. Rejected updates never reach history, so they cannot
+ * appear here.
  */
 export function sessionEventsFromHistory(history: History, workflowId = workflowIdOf(history) ?? 'session'): LoggedSessionEvent[] {
   const found: LoggedSessionEvent[] = [];
+  /** Accepted spawns waiting for their child to start, by child session id. */
+  const spawning = new Map<string, SessionEvent>();
+  // Runs of the first release kept a subagent whose child could not start; later runs record
+  // the patch marker the first time that happens (see workflows/session.ts).
+  const legacySpawns = !(history.events ?? []).some((raw) => markerPatchId(raw) === REFUSED_SPAWN_LEAVES_NOTHING);
   for (const raw of history.events ?? []) {
     const eventId = Number(raw.eventId ?? 0);
     const at = timeOf(raw.eventTime);
@@ -117,34 +161,56 @@ export function sessionEventsFromHistory(history: History, workflowId = workflow
     if (accepted?.input) {
       const { name, args } = accepted.input;
       const updateId = accepted.meta?.updateId ?? undefined;
-      if (name === 'todo_write') {
+      if (name === todoWriteUpdate.name) {
         const input = firstPayload(args?.payloads, eventId) as { todos?: unknown } | undefined;
         push({ type: 'todo/write', todos: input?.todos, label: `todo/write at event ${eventId}`, ...(updateId ? { updateId } : {}) });
-      } else if (name === 'subagent/spawn') {
+      } else if (name === subagentSpawnUpdate.name) {
         const input = firstPayload(args?.payloads, eventId) as { name: string; task?: string };
-        push({ type: 'subagent/spawn', name: input.name, sessionId: childSessionId(workflowId, input.name), ...(input.task !== undefined ? { task: input.task } : {}) });
-      } else if (name === 'close') {
+        const sessionId = childSessionId(workflowId, input.name);
+        spawning.set(sessionId, { type: 'subagent/spawn', name: input.name, sessionId, ...(input.task !== undefined ? { task: input.task } : {}) });
+      } else if (name === closeUpdate.name) {
         push({ type: 'session/close' });
       }
       continue;
     }
+    const started = raw.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+    const failed = raw.startChildWorkflowExecutionFailedEventAttributes?.workflowId;
+    for (const childId of [started, failed]) {
+      const spawn = childId ? spawning.get(childId) : undefined;
+      if (childId && spawn) {
+        spawning.delete(childId);
+        if (childId === started || legacySpawns) push(spawn);
+      }
+    }
     const signal = raw.workflowExecutionSignaledEventAttributes;
-    switch (signal?.signalName) {
-      case 'turn/start':
-      case 'turn/end':
-        push({ type: signal.signalName });
+    if (!signal) continue;
+    const signalName = signal.signalName ?? '';
+    switch (signalName) {
+      case turnStartSignal.name:
+      case turnEndSignal.name:
+        push({ type: signalName as 'turn/start' | 'turn/end' });
         break;
-      case 'session/close':
+      case sessionCloseSignal.name:
         push({ type: 'session/close' });
         break;
-      case 'subagent/closed': {
+      case subagentClosedSignal.name: {
         const report = firstPayload(signal.input?.payloads, eventId) as { sessionId?: unknown; counts?: unknown } | undefined;
         push({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts });
         break;
       }
+      default:
+        push({ type: 'signal/ignored', name: signalName, reason: ignoredSignalReason(signalName, workflowId) });
     }
   }
   return found;
+}
+
+function markerPatchId(raw: temporal.api.history.v1.IHistoryEvent): string | undefined {
+  const marker = raw.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_patch') return undefined;
+  const payload = marker.details?.['patch-data']?.payloads?.[0];
+  const data = payload === undefined ? undefined : (defaultPayloadConverter.fromPayload(payload) as { id?: unknown } | undefined);
+  return typeof data?.id === 'string' ? data.id : undefined;
 }
 
 /** A session's state after each of its events: the fold, step by step (time travel). */
@@ -167,17 +233,18 @@ export function foldHistory(history: History | readonly History[], workflowId?: 
   const steps: SessionTimeline['steps'] = [];
   let state: SessionState = INITIAL_SESSION_STATE;
   runs.forEach((run, index) => {
-    const { carried } = runInputOf(run);
+    const id = workflowId ?? workflowIdOf(run) ?? 'session';
+    const { carried } = checkedRunInput(run, id, index + 1);
     if (carried !== undefined) {
       assertCarriedState(carried);
       if (index > 0 && !continues(state, carried)) {
         throw new InvariantViolation(`run ${index + 1}`, 'the state it carried differs from the state the previous run ended with');
       }
-      state = carried;
+      state = carriedState(carried);
     } else if (index > 0) {
       throw new InvariantViolation(`run ${index + 1}`, 'a continued run must start from carried state');
     }
-    for (const logged of sessionEventsFromHistory(run, workflowId ?? workflowIdOf(run))) {
+    for (const logged of sessionEventsFromHistory(run, id)) {
       state = applySessionEvent(state, logged.event);
       steps.push({ ...logged, state, run: index + 1 });
     }

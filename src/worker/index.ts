@@ -1,4 +1,5 @@
 export { createWorker, type CreateWorkerOptions, type SessionWorker } from './create-worker';
-export { ReplayFailedError, replaySessionHistory, type ReplayReport } from './replay';
+export { replaySessionHistory, type ReplayReport } from './replay';
+export { ReplayFailedError } from '../client/errors';
 export { installRuntimeLogging } from './runtime-logging';
 export { bundleSessionWorkflows, workflowsPath } from './workflow-bundle';

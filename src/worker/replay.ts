@@ -1,4 +1,5 @@
 import { Worker } from '@temporalio/worker';
+import { ReplayFailedError } from '../client/errors';
 import {
   foldHistory,
   parseExportedHistory,
@@ -20,11 +21,6 @@ export interface ReplayReport {
   sessionEvents: number;
   /** History events replayed in all. */
   historyEvents: number;
-}
-
-/** Thrown when a history does not replay cleanly; the message names the event or the rule. */
-export class ReplayFailedError extends Error {
-  override readonly name = 'ReplayFailedError';
 }
 
 /**

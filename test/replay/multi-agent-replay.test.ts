@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { SessionClient } from '../../src/client';
+import { foldHistory, parseExportedHistory, runsOf, type ExportedHistory } from '../../src/history/session-history';
+import type { SessionState, TodoPolicy } from '../../src/todo';
+import { replaySessionHistory } from '../../src/worker';
+import { replaySession, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
+
+const HISTORIES = join(__dirname, '..', 'histories');
+const POLICIES: TodoPolicy[] = [{ allowParallelInProgress: true }, { allowParallelInProgress: false }];
+const load = (name: string): ExportedHistory => parseExportedHistory(readFileSync(join(HISTORIES, name), 'utf8'));
+
+/** What each recorded scenario must end in, whichever release recorded it (v0: the first release). */
+const EXPECTED: Record<string, (final: SessionState, release: string) => void> = {
+  'spawn-and-child-closed': (final) => {
+    assert.deepEqual(final.todos, [todo('Delegate the tests', 'completed'), todo('Write the notes', 'completed')]);
+    assert.deepEqual(final.children.map((c) => [c.name, c.closed, c.counts]), [['tests', true, { pending: 0, in_progress: 0, completed: 1 }]]);
+    assert.equal(final.closed, true);
+  },
+  'spawn-and-child-closed.child': (final) => {
+    assert.deepEqual(final.todos, [todo('Run the suite', 'completed')]);
+    assert.equal(final.closed, true);
+  },
+  'close-with-open-children': (final) => {
+    assert.deepEqual(final.children.map((c) => [c.name, c.closed]), [['lint', true], ['docs', true]]);
+    assert.deepEqual(final.children[0]?.counts, { pending: 0, in_progress: 1, completed: 0 });
+    assert.equal(final.closed, true);
+  },
+  'continued-as-new': (final) => {
+    assert.deepEqual(final.todos, [todo('Step 30', 'in_progress'), todo('Last step')]);
+    assert.deepEqual(final.children.map((c) => [c.name, c.closed]), [['worker', true]]);
+    assert.equal(final.turn, 1);
+    assert.equal(final.closed, true);
+  },
+  'near-duplicates-and-signal': (final, release) => {
+    // The first release accepted the near-duplicates; replay keeps them (the rule judges new writes only).
+    assert.equal(final.todos?.length, release === 'v0' ? 10 : 5);
+    assert.deepEqual(final.ignoredSignals.map((s) => s.name), ['todo_write'], 'the signal is listed, also when a v0 history is replayed');
+    assert.match(final.ignoredSignals[0]?.reason ?? '', /todo_write is an Update, not a Signal/);
+  },
+  'spawn-onto-taken-id': (final, release) => {
+    // The first release kept a subagent whose child never started; its histories replay that way.
+    assert.deepEqual(
+      final.children.map((c) => c.name),
+      release === 'v0' ? ['b', 'c'] : ['c'],
+    );
+    assert.equal(final.children.find((c) => c.name === 'c')?.closed, true);
+  },
+};
+
+const recorded = readdirSync(HISTORIES)
+  .filter((name) => /^v\d+-.*\.json$/.test(name))
+  .sort();
+
+describe('recorded multi-agent and long-running histories', () => {
+  test('every scenario is recorded by the first release and by this one', () => {
+    for (const scenario of Object.keys(EXPECTED)) {
+      for (const release of ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
+    }
+  });
+
+  for (const name of recorded) {
+    const [, release, scenario] = /^(v\d+)-(.*)\.json$/.exec(name)!;
+    for (const policy of POLICIES) {
+      test(`${name} replays cleanly against today's code under allowParallelInProgress=${policy.allowParallelInProgress}`, async () => {
+        const history = load(name);
+        const report = await replaySessionHistory(history, policy);
+        EXPECTED[scenario!]!(report.final, release!);
+        if (scenario === 'continued-as-new') assert.equal(report.runs, 4);
+      });
+    }
+  }
+
+  test('the offline fold of a continued session starts every run from the state the previous one ended with', () => {
+    const timeline = foldHistory(runsOf(load('v0-continued-as-new.json')));
+    assert.deepEqual([...new Set(timeline.steps.map((s) => s.run))], [1, 2, 3, 4]);
+    assert.ok(timeline.steps.every((step, i, all) => i === 0 || step.state.version >= all[i - 1]!.state.version));
+  });
+});
+
+describe('rules that may change never run on replay', () => {
+  test('a spawn whose task breaks the current bound still replays: the handler applies, only the validator judges', async () => {
+    // Edit the v0 history the way a stricter release would see it: the accepted spawn's task is
+    // now longer than today's validator allows (4,000 characters). It was accepted then, so it
+    // must replay now.
+    const history = structuredClone(load('v0-spawn-and-child-closed.json')) as { events: Array<Record<string, any>> };
+    const long = 'x'.repeat(5000);
+    let edited = 0;
+    for (const event of history.events) {
+      const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+      if (input?.name !== 'subagent/spawn') continue;
+      const payload = input.args.payloads[0];
+      const args = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+      payload.data = Buffer.from(JSON.stringify({ ...args, task: long })).toString('base64');
+      edited++;
+    }
+    assert.equal(edited, 1);
+    for (const policy of POLICIES) {
+      const report = await replaySessionHistory(history as ExportedHistory, policy);
+      assert.equal(report.final.children[0]?.task, long);
+    }
+  });
+});
+
+describe('multi-agent sessions with a replay on every workflow task', () => {
+  const taskQueue = uniqueId('no-cache-multi');
+  let stop: (() => Promise<void>) | undefined;
+  after(async () => stop?.());
+
+  test('spawn, a child closing itself, a parent closing with an open child and several continue-as-new runs, with maxCachedWorkflows 0', async () => {
+    const worker = await startWorker({ allowParallelInProgress: true }, taskQueue, { maxCachedWorkflows: 0 });
+    stop = () => worker.stop();
+    const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue, continueAsNewAfter: 10 });
+    try {
+      const parent = uniqueId('forced');
+      await client.start(parent);
+      const done = await client.spawnSubagent(parent, { name: 'done', task: 'finish quickly' });
+      const open = await client.spawnSubagent(parent, { name: 'open' });
+      await client.todoWrite(done.sessionId, { todos: [todo('Quick', 'completed')] });
+      await client.close(done.sessionId);
+      for (let i = 1; i <= 25; i++) await client.todoWrite(parent, { todos: [todo(`Step ${i}`, 'in_progress'), todo('Open child', 'in_progress')] });
+      await client.todoWrite(open.sessionId, { todos: [todo('Still going', 'in_progress')] });
+      const closed = await client.close(parent);
+      assert.deepEqual(closed.children.map((c) => [c.name, c.closed]), [['done', true], ['open', true]]);
+      for (const id of [parent, done.sessionId, open.sessionId]) {
+        for (const policy of POLICIES) {
+          const report = await replaySession(client, id, policy);
+          assert.equal(report.final.closed, true, id);
+        }
+      }
+      const history = await client.exportHistory(parent);
+      assert.ok('runs' in history && history.runs.length >= 3, 'the parent continued as new several times');
+    } finally {
+      await client.closeConnection();
+    }
+  });
+});
