@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionClient, TodoRejectedError } from '../src/client';
+import { RequestRejectedError, SessionClient } from '../src/client';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import type { ExportedHistory } from '../src/history/session-history';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
-import { createWorker, type SessionWorker } from '../src/worker';
+import { createWorker, replaySessionHistory, type ReplayReport, type SessionWorker } from '../src/worker';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
 
 /** Root of the checkout, for running the CLI. */
@@ -75,17 +75,30 @@ export async function startWorker(
   };
 }
 
+/** Replays a session's exported history against the current workflow code under `policy`. */
+export async function replaySession(client: SessionClient, sessionId: string, policy: TodoPolicy): Promise<ReplayReport> {
+  return replaySessionHistory(await client.exportHistory(sessionId), policy, sessionId);
+}
+
 /** A client on the test server and `taskQueue`. */
 export async function connectClient(taskQueue: string): Promise<SessionClient> {
   return SessionClient.connect({ address: await temporalAddress(), taskQueue });
 }
 
-/** Asserts that a write was refused under `rule`, with a message matching `pattern` if given. */
-export async function assertRejected(write: Promise<unknown>, rule: RejectionRule, pattern?: RegExp): Promise<TodoRejectedError> {
+/**
+ * Asserts that a write (or a spawn) was refused under `rule`, with a message matching `pattern`
+ * if given; `kind` is the error class expected (by default any refusal).
+ */
+export async function assertRejected<E extends RequestRejectedError = RequestRejectedError>(
+  write: Promise<unknown>,
+  rule: RejectionRule,
+  pattern?: RegExp,
+  kind: abstract new (...args: never[]) => E = RequestRejectedError as never,
+): Promise<E> {
   try {
     await write;
   } catch (error) {
-    assert.ok(error instanceof TodoRejectedError, `expected TodoRejectedError, got ${String(error)}`);
+    assert.ok(error instanceof kind, `expected ${kind.name}, got ${String(error)}`);
     assert.equal(error.rule, rule, error.message);
     if (pattern !== undefined) assert.match(error.message, pattern);
     return error;

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { AgentSessionsError, isUnavailable, SessionClient, TodoRejectedError } from '../client';
-import { temporalConfigFromEnv, TEMPORAL_DEFAULTS } from '../config/temporal-config';
-import { ReplayFailedError, replaySessionHistory } from '../worker/replay';
+import { AgentSessionsError, InvalidInputError, SessionClient, type ErrorCode } from '../client';
+import { TEMPORAL_DEFAULTS } from '../config/temporal-config';
+import { replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
 import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
 import { runDevServer, runServe, runUp, runWorker } from './long-running';
@@ -229,7 +229,7 @@ export function buildProgram(): Command {
         return;
       }
       await withClient(async (client) => {
-        const report = await client.replay(sessionId as string, policy);
+        const report = await replaySessionHistory(await client.exportHistory(sessionId as string), policy, sessionId);
         print(JSON.stringify(report.final.todos));
       });
     });
@@ -247,6 +247,25 @@ export function buildProgram(): Command {
 }
 
 /**
+ * Exit code of each kind of failure: 2 for a missing or malformed setting, 1 for everything else
+ * that failed (a rejected write, an unknown or closed or broken session, an unreachable server).
+ */
+const EXIT_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
+  rejected: EXIT.failed,
+  'session-not-found': EXIT.failed,
+  'session-closed': EXIT.failed,
+  'invalid-session-id': EXIT.failed,
+  'session-broken': EXIT.failed,
+  'no-worker': EXIT.failed,
+  'session-timeout': EXIT.failed,
+  'temporal-unavailable': EXIT.failed,
+  'outcome-unknown': EXIT.failed,
+  'replay-failed': EXIT.failed,
+  'invalid-setting': EXIT.usage,
+  'invalid-input': EXIT.failed,
+});
+
+/**
  * Runs the CLI and exits: 0 on success, 1 when a command fails (a rejected write, an unknown
  * session, an unreachable server), 2 for a missing or malformed setting. Errors are printed as
  * one sentence, never a stack trace.
@@ -255,22 +274,9 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {
-    process.stderr.write(`agent-sessions: ${explain(error)}\n`);
-    process.exitCode = error instanceof UsageError ? EXIT.usage : EXIT.failed;
+    process.stderr.write(`agent-sessions: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = error instanceof AgentSessionsError ? EXIT_BY_CODE[error.code] : EXIT.failed;
   }
-}
-
-function explain(error: unknown): string {
-  if (error instanceof TodoRejectedError || error instanceof AgentSessionsError || error instanceof ReplayFailedError) {
-    return error.message;
-  }
-  if (error instanceof UsageError) return error.message;
-  const message = error instanceof Error ? error.message : String(error);
-  if (isUnavailable(error)) {
-    const { address, namespace } = temporalConfigFromEnv();
-    return `cannot reach Temporal at ${address} (namespace ${namespace}): ${message}. Is a server running? Start one with \`agent-sessions dev\` or set TEMPORAL_ADDRESS.`;
-  }
-  return message;
 }
 
 async function withClient(action: (client: SessionClient) => Promise<void>): Promise<void> {
@@ -308,7 +314,7 @@ async function readStdin(): Promise<string> {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw new CliInputError('the arguments from stdin are not valid JSON: they are not UTF-8 text');
+    throw new InvalidInputError('the arguments from stdin are not valid JSON: they are not UTF-8 text');
   }
 }
 
@@ -324,9 +330,7 @@ function parseJsonArgument(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new CliInputError(`the arguments from ${source} are not valid JSON (${(error as Error).message}); expected {"todos":[...]}`);
+    throw new InvalidInputError(`the arguments from ${source} are not valid JSON (${(error as Error).message}); expected {"todos":[...]}`);
   }
 }
 
-/** Bad input given to a command: exit 1 like a rejected write, not a usage error. */
-class CliInputError extends Error {}

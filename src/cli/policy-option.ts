@@ -1,3 +1,4 @@
+import { InvalidSettingError } from '../client/errors';
 import { POLICY_SETTING, type TodoPolicy } from '../todo';
 
 /** The flag and the environment variable that carry the parallel policy. */
@@ -5,7 +6,7 @@ export const POLICY_FLAG = '--allow-parallel-in-progress';
 export const POLICY_ENV = 'ALLOW_PARALLEL_IN_PROGRESS';
 
 /** A usage error that must end the process with exit code 2 (missing or malformed setting). */
-export class UsageError extends Error {
+export class UsageError extends InvalidSettingError {
   override readonly name = 'UsageError';
 }
 

@@ -1,11 +1,24 @@
 export {
   AgentSessionsError,
+  ERROR_CODES,
+  InvalidInputError,
+  InvalidSessionIdError,
+  InvalidSettingError,
   MissingSessionIdError,
+  NoWorkerError,
+  OutcomeUnknownError,
+  ReplayFailedError,
+  RequestRejectedError,
+  SessionBrokenError,
   SessionClosedError,
   SessionNotFoundError,
+  SessionTimeoutError,
+  SpawnRejectedError,
+  TemporalUnavailableError,
   TodoRejectedError,
+  type ErrorCode,
 } from './errors';
-export { isBusy, isUnavailable, withBusyRetry } from './transient-errors';
+export { grpcCode, isBusy, isUnavailable, withBusyRetry } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
 export {
   SessionClient,

@@ -7,15 +7,20 @@ import {
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
 import { historyToJson, type ExportedHistory, type HistoryJson } from '../history/session-history';
 import {
   acceptTodoWrite,
+  CONTINUE_AS_NEW_AFTER_RANGE,
   jsonUtf8Length,
+  SESSION_ID_SEPARATOR,
   TodoRejection,
+  topLevelIdProblem,
   trimTodoWriteArgs,
   type RejectionProblem,
   type RejectionRule,
@@ -23,12 +28,9 @@ import {
   type SubagentSpawnInput,
   type TodoCounts,
   type TodoList,
-  type TodoPolicy,
   type TodoWriteArgs,
   type TodoWriteResult,
 } from '../todo';
-import type * as ReplayModule from '../worker/replay';
-import type { ReplayReport } from '../worker/replay';
 import {
   closeUpdate,
   SESSION_WORKFLOW_TYPE,
@@ -41,8 +43,22 @@ import {
   type AgentSessionInput,
   type SubagentSpawnResult,
 } from '../../workflows/messages';
-import { MissingSessionIdError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from './errors';
-import { withBusyRetry } from './transient-errors';
+import {
+  AgentSessionsError,
+  InvalidSessionIdError,
+  InvalidSettingError,
+  MissingSessionIdError,
+  NoWorkerError,
+  OutcomeUnknownError,
+  SessionBrokenError,
+  SessionClosedError,
+  SessionNotFoundError,
+  SessionTimeoutError,
+  SpawnRejectedError,
+  TemporalUnavailableError,
+  TodoRejectedError,
+} from './errors';
+import { grpcCode, GRPC, withBusyRetry } from './transient-errors';
 
 /** What `start` did. */
 export interface StartResult {
@@ -92,8 +108,18 @@ export interface SessionListing {
 export interface SessionClientOptions {
   /** Task queue new sessions are started on. */
   taskQueue?: string;
-  /** Applied events per run before a session continues as new (default: the workflow's 500). */
+  /**
+   * Applied events per run before a session continues as new (default: the workflow's 500),
+   * an integer from 10 to 2,000.
+   */
   continueAsNewAfter?: number;
+  /** The frontend address, for messages (default: the connection's own). */
+  address?: string;
+  /**
+   * How long a query or a write may go unanswered before the client looks at why (a broken
+   * session, no worker); default 2,000 ms. A healthy session answers in milliseconds.
+   */
+  diagnoseAfterMs?: number;
 }
 
 /**
@@ -107,14 +133,24 @@ export interface SessionClientOptions {
  * await sessions.closeConnection();
  */
 export class SessionClient {
-  /** Opens a connection from explicit settings, each missing one read from the environment. */
+  /**
+   * Opens a connection from explicit settings, each missing one read from the environment.
+   *
+   * @throws TemporalUnavailableError when Temporal cannot be reached; InvalidSettingError for a
+   *   malformed setting.
+   */
   static async connect(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): Promise<SessionClient> {
-    const { continueAsNewAfter, ...rest } = temporal;
+    const { continueAsNewAfter, diagnoseAfterMs, ...rest } = temporal;
     const config: TemporalConfig = resolveTemporalConfig(rest);
-    const connection = await Connection.connect(connectionOptions(config));
+    let connection: Connection;
+    try {
+      connection = await Connection.connect(connectionOptions(config));
+    } catch (error) {
+      throw new TemporalUnavailableError(config.address, config.namespace, error);
+    }
     return new SessionClient(
       new Client({ connection, namespace: config.namespace }),
-      { taskQueue: config.taskQueue, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) },
+      { taskQueue: config.taskQueue, address: config.address, ...defined({ continueAsNewAfter, diagnoseAfterMs }) },
       true,
     );
   }
@@ -124,7 +160,7 @@ export class SessionClient {
    * services that must start (and answer "unavailable") while Temporal is down.
    */
   static lazy(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): SessionClient {
-    const { continueAsNewAfter, ...rest } = temporal;
+    const { continueAsNewAfter, diagnoseAfterMs, ...rest } = temporal;
     const config: TemporalConfig = resolveTemporalConfig(rest);
     const connection = Connection.lazy({
       ...connectionOptions(config),
@@ -134,7 +170,7 @@ export class SessionClient {
     });
     return new SessionClient(
       new Client({ connection, namespace: config.namespace }),
-      { taskQueue: config.taskQueue, ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}) },
+      { taskQueue: config.taskQueue, address: config.address, ...defined({ continueAsNewAfter, diagnoseAfterMs }) },
       true,
     );
   }
@@ -142,7 +178,13 @@ export class SessionClient {
   /** Task queue new sessions are started on. */
   readonly taskQueue: string;
   private readonly startInput: AgentSessionInput;
+  private readonly address: string;
+  private readonly diagnoseAfterMs: number;
 
+  /**
+   * @throws InvalidSettingError when `continueAsNewAfter` (or AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER)
+   *   is not an integer in the allowed range.
+   */
   constructor(
     /** The Temporal client underneath, for anything this class does not wrap. */
     readonly temporal: Client,
@@ -150,8 +192,17 @@ export class SessionClient {
     private readonly ownsConnection = false,
   ) {
     this.taskQueue = options.taskQueue ?? temporalConfigFromEnv().taskQueue;
-    const fromEnv = Number(process.env.AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER);
-    const limit = options.continueAsNewAfter ?? (Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : undefined);
+    this.address = options.address ?? (temporal.connection as Connection).options?.address ?? 'the configured address';
+    this.diagnoseAfterMs = options.diagnoseAfterMs ?? 2000;
+    const fromEnv = process.env.AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER;
+    const limit = options.continueAsNewAfter ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? Number(fromEnv) : undefined);
+    if (limit !== undefined) {
+      const { min, max } = CONTINUE_AS_NEW_AFTER_RANGE;
+      if (!Number.isInteger(limit) || limit < min || limit > max) {
+        const name = options.continueAsNewAfter !== undefined ? 'continueAsNewAfter' : 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER';
+        throw new InvalidSettingError(`${name} must be an integer from ${min} to ${max} (applied events per run), got ${JSON.stringify(options.continueAsNewAfter ?? fromEnv)}`);
+      }
+    }
     this.startInput = limit !== undefined ? { continueAsNewAfter: limit } : {};
   }
 
@@ -163,7 +214,7 @@ export class SessionClient {
    *   not reused, so its history stays what it was.
    */
   async start(sessionId: string, input: Pick<AgentSessionInput, 'task'> = {}): Promise<StartResult> {
-    requireId(sessionId);
+    requireTopLevelId(sessionId);
     try {
       const handle = await this.temporal.workflow.start(SESSION_WORKFLOW_TYPE, {
         ...this.startOptions(sessionId, { ...this.startInput, ...input }),
@@ -171,9 +222,9 @@ export class SessionClient {
       });
       return { sessionId, runId: handle.firstExecutionRunId, created: true };
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw this.translate(sessionId, error, 'change');
     }
-    const described = await this.temporal.workflow.getHandle(sessionId).describe();
+    const described = await this.guard(sessionId, () => this.temporal.workflow.getHandle(sessionId).describe(), 'read');
     if (described.status.name !== 'RUNNING' && described.status.name !== 'CONTINUED_AS_NEW') throw new SessionClosedError(sessionId);
     return { sessionId, runId: described.runId, created: false };
   }
@@ -193,12 +244,11 @@ export class SessionClient {
     refuseUnsendable(trimmed);
     const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimmed as TodoWriteArgs];
     if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
-    // Temporal admits 10 updates in flight per workflow; past that it answers "resource
-    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
-    // writers queues here with backoff instead of seeing that error.
-    return this.guard(sessionId, () =>
-      withBusyRetry(
-        () =>
+    // A subagent exists only once its parent spawned it: a write to one that does not exist
+    // must not create a top-level session under its id, so only top-level ids write-with-start.
+    const send = sessionId.includes(SESSION_ID_SEPARATOR)
+      ? () => this.temporal.workflow.getHandle(sessionId).executeUpdate(todoWriteUpdate, { args: updateArgs, updateId })
+      : () =>
           this.temporal.workflow.executeUpdateWithStart(todoWriteUpdate, {
             args: updateArgs,
             updateId,
@@ -206,10 +256,12 @@ export class SessionClient {
               ...this.startOptions(sessionId, this.startInput),
               workflowIdConflictPolicy: 'USE_EXISTING',
             }),
-          }),
-        20,
-      ),
-    );
+          });
+    if (!sessionId.includes(SESSION_ID_SEPARATOR)) requireTopLevelId(sessionId);
+    // Temporal admits 10 updates in flight per workflow; past that it answers "resource
+    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
+    // writers queues here with backoff instead of seeing that error.
+    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
   }
 
   /** Starts a new turn; the session's list becomes `null` until the next write. */
@@ -229,17 +281,17 @@ export class SessionClient {
    * @throws TodoRejectedError (`subagent-name`, `subagent-exists`) for a bad or taken name.
    */
   async spawnSubagent(parentId: string, input: SubagentSpawnInput): Promise<SubagentSpawnResult> {
-    return this.call(parentId, (handle) => handle.executeUpdate(subagentSpawnUpdate, { args: [input] }));
+    return this.call(parentId, (handle) => this.watched(parentId, () => handle.executeUpdate(subagentSpawnUpdate, { args: [input] })));
   }
 
   /** The current list, or `null` when the current turn has none. Works on closed sessions. */
   async todos(sessionId: string): Promise<TodoList> {
-    return this.call(sessionId, (handle) => withBusyRetry(() => handle.query(todosQuery)), true);
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(todosQuery))), 'read');
   }
 
   /** Turn, list, counts, version, parent and children of the session. Works on closed sessions. */
   async session(sessionId: string): Promise<SessionSnapshot> {
-    return this.call(sessionId, (handle) => withBusyRetry(() => handle.query(sessionQuery)), true);
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(sessionQuery))), 'read');
   }
 
   /** The session, its list and counts, and its subagents recursively. */
@@ -312,7 +364,7 @@ export class SessionClient {
     let runId: string | undefined;
     for (;;) {
       const handle = this.temporal.workflow.getHandle(sessionId, runId);
-      const history = await this.call(sessionId, () => handle.fetchHistory(), true);
+      const history = await this.call(sessionId, () => handle.fetchHistory(), 'read');
       const json: HistoryJson = historyToJson(history);
       const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
       runs.unshift({ runId: runId ?? (await handle.describe()).runId, events: json.events });
@@ -322,20 +374,6 @@ export class SessionClient {
     }
     if (runs.length === 1) return { events: runs[0]!.events };
     return { sessionId, runs };
-  }
-
-  /**
-   * Replays a session's history (fetched by id, or given) against the current workflow code
-   * bundled under `policy`; resolves with the final state when it replays cleanly.
-   *
-   * @throws ReplayFailedError naming the broken rule or event.
-   */
-  async replay(source: string | ExportedHistory, policy: TodoPolicy): Promise<ReplayReport> {
-    const history = typeof source === 'string' ? await this.exportHistory(source) : source;
-    // Loaded on demand: replay needs the worker package, plain clients do not.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { replaySessionHistory } = require('../worker/replay') as typeof ReplayModule;
-    return replaySessionHistory(history, policy, typeof source === 'string' ? source : undefined);
   }
 
   /** Closes the connection if this client opened it. */
@@ -353,18 +391,137 @@ export class SessionClient {
     };
   }
 
-  private async call<T>(sessionId: string, action: (handle: WorkflowHandle) => Promise<T>, readOnly = false): Promise<T> {
-    return this.guard(sessionId, () => action(this.temporal.workflow.getHandle(sessionId)), readOnly);
+  private async call<T>(sessionId: string, action: (handle: WorkflowHandle) => Promise<T>, kind: CallKind = 'change'): Promise<T> {
+    return this.guard(sessionId, () => action(this.temporal.workflow.getHandle(sessionId)), kind);
   }
 
-  private async guard<T>(sessionId: string, action: () => Promise<T>, readOnly = false): Promise<T> {
+  private async guard<T>(sessionId: string, action: () => Promise<T>, kind: CallKind = 'change', updateId?: string): Promise<T> {
     requireId(sessionId);
     try {
       return await action();
     } catch (error) {
-      throw translateError(sessionId, error, readOnly);
+      throw await this.explain(sessionId, error, kind, updateId);
     }
   }
+
+  /**
+   * A healthy session answers in milliseconds. When `answer` has not come after
+   * `diagnoseAfterMs`, look at why: a session whose workflow task fails, or whose task queue no
+   * worker polls, fails at once with that reason instead of after Temporal's own timeout.
+   */
+  private async watched<T>(sessionId: string, ask: () => Promise<T>, updateId?: string): Promise<T> {
+    // Once the reason is known the call is cancelled, so nothing waits on for Temporal's own
+    // timeout; a caller's own abort signal (the HTTP service's deadline) still applies too.
+    const controller = new AbortController();
+    const outer = (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal;
+    const signal = outer !== undefined ? AbortSignal.any([outer, controller.signal]) : controller.signal;
+    const answer = this.temporal.connection.withAbortSignal(signal, ask);
+    let timer: NodeJS.Timeout | undefined;
+    const diagnosis = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.unanswered(sessionId, updateId).then(
+          (reason) => {
+            if (reason === undefined) return;
+            reject(reason);
+            controller.abort(reason);
+            answer.catch(() => undefined);
+          },
+          () => undefined,
+        );
+      }, this.diagnoseAfterMs);
+    });
+    try {
+      return await Promise.race([answer, diagnosis]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Why a session cannot answer, or `undefined` when nothing is wrong that can be seen: its
+   * workflow task fails (the last one closed with WorkflowTaskFailed and it is being retried),
+   * or no worker polls its task queue.
+   */
+  private async unanswered(sessionId: string, pendingUpdateId?: string): Promise<AgentSessionsError | undefined> {
+    const service = this.temporal.connection.workflowService;
+    const namespace = this.temporal.options.namespace;
+    const described = await this.temporal.workflow.getHandle(sessionId).describe();
+    if (described.status.name !== 'RUNNING') return undefined;
+    const pending = described.raw.pendingWorkflowTask;
+    if (pending !== null && pending !== undefined && (pending.attempt ?? 1) > 1) {
+      const { history } = await service.getWorkflowExecutionHistoryReverse({
+        namespace,
+        execution: { workflowId: sessionId, runId: described.runId },
+        maximumPageSize: 20,
+      });
+      const EventType = proto.api.enums.v1.EventType;
+      const lastTask = history?.events?.find((event) =>
+        [EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT].includes(event.eventType ?? 0),
+      );
+      const failed = lastTask?.workflowTaskFailedEventAttributes;
+      if (failed) return new SessionBrokenError(sessionId, failed.failure?.message?.split('\n')[0]?.slice(0, 400) ?? undefined, pending.attempt ?? 2, pendingUpdateId);
+    }
+    const { pollers } = await service.describeTaskQueue({
+      namespace,
+      taskQueue: { name: described.taskQueue },
+      taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    if ((pollers ?? []).length === 0) return new NoWorkerError(sessionId, described.taskQueue, pendingUpdateId);
+    return undefined;
+  }
+
+  /** The library error a Temporal error means, found by its type and gRPC code, never its text. */
+  private async explain(sessionId: string, error: unknown, kind: CallKind, updateId?: string): Promise<unknown> {
+    if (error instanceof AgentSessionsError) return error;
+    const translated = this.translate(sessionId, error, kind);
+    if (translated !== error) return translated;
+    if (error instanceof WorkflowNotFoundError && kind === 'change') {
+      // Temporal answers "not found" both for unknown ids and for messages to closed runs.
+      const closed = await this.temporal.workflow.getHandle(sessionId).describe().then(
+        () => true,
+        () => false,
+      );
+      return closed ? new SessionClosedError(sessionId) : new SessionNotFoundError(sessionId);
+    }
+    const code = grpcCode(error);
+    if (code === GRPC.CANCELLED) return error; // The caller gave up on purpose (an abort signal).
+    if (code === GRPC.DEADLINE_EXCEEDED || error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+      // No answer in time: Temporal may be unreachable, or reachable and the session unable to
+      // answer. Asking Temporal about the session tells which.
+      let reason: AgentSessionsError | undefined;
+      try {
+        reason = await this.unanswered(sessionId, kind === 'change' ? updateId : undefined);
+      } catch (cause) {
+        return new TemporalUnavailableError(this.address, this.temporal.options.namespace, cause);
+      }
+      if (reason !== undefined) return reason;
+      return kind === 'change' ? new OutcomeUnknownError(sessionId, updateId) : new SessionTimeoutError(sessionId);
+    }
+    if (code === GRPC.UNAVAILABLE) return new TemporalUnavailableError(this.address, this.temporal.options.namespace, error);
+    return error;
+  }
+
+  private translate(sessionId: string, error: unknown, kind: CallKind): unknown {
+    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+      const failure = error.cause;
+      if (failure.type === 'TodoRejected' || failure.type === 'SpawnRejected') {
+        const detail = (failure.details?.[0] ?? {}) as { rule?: RejectionRule; problems?: RejectionProblem[] };
+        if (detail.rule === 'session-closed') return new SessionClosedError(sessionId);
+        const Rejected = failure.type === 'SpawnRejected' ? SpawnRejectedError : TodoRejectedError;
+        return new Rejected(failure.message, detail.rule ?? 'shape', detail.problems ?? []);
+      }
+    }
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return new SessionClosedError(sessionId);
+    if (error instanceof WorkflowNotFoundError && kind === 'read') return new SessionNotFoundError(sessionId);
+    return error;
+  }
+}
+
+/** Whether a call changes a session (its outcome matters if no answer comes) or only reads it. */
+type CallKind = 'change' | 'read';
+
+function defined<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
 
 /** Above this many bytes of JSON, arguments are checked here: Temporal would refuse the payload itself. */
@@ -401,24 +558,13 @@ function refuseUnsendable(args: unknown): void {
   throw new TodoRejectedError(`todo_write rejected: ${detail} [${rule}]`, rule, [{ rule, path: 'arguments', detail }]);
 }
 
-function translateError(sessionId: string, error: unknown, readOnly: boolean): unknown {
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const failure = error.cause;
-    if (failure.type === 'TodoRejected') {
-      const detail = (failure.details?.[0] ?? {}) as { rule?: RejectionRule; problems?: RejectionProblem[] };
-      if (detail.rule === 'session-closed' && !/subagent/.test(failure.message)) return new SessionClosedError(sessionId);
-      return new TodoRejectedError(failure.message, detail.rule ?? 'shape', detail.problems ?? []);
-    }
-  }
-  if (error instanceof WorkflowExecutionAlreadyStartedError) return new SessionClosedError(sessionId);
-  if (error instanceof WorkflowNotFoundError) {
-    // Temporal answers "not found" both for unknown ids and for messages to completed runs.
-    if (!readOnly && /completed|closed/i.test(error.message)) return new SessionClosedError(sessionId);
-    return new SessionNotFoundError(sessionId);
-  }
-  return error;
-}
-
 function requireId(sessionId: string): void {
   if (typeof sessionId !== 'string' || sessionId.trim() === '') throw new MissingSessionIdError();
+}
+
+/** A top-level session (one this client starts) has an id without `/`. */
+function requireTopLevelId(sessionId: string): void {
+  requireId(sessionId);
+  const problem = topLevelIdProblem(sessionId);
+  if (problem !== undefined) throw new InvalidSessionIdError(sessionId, problem);
 }

@@ -5,7 +5,7 @@ import type { HistoryJson } from '../../src/history/session-history';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { SessionSnapshot, TodoPolicy } from '../../src/todo';
 import { createWorker, type SessionWorker } from '../../src/worker';
-import { httpCall, todo, uniqueId } from '../helpers';
+import { httpCall, replaySession, todo, uniqueId } from '../helpers';
 import { killStrays, OwnTemporal, recordedWrite, retryFailed, sleep, verifyWrites } from './fault-helpers';
 
 const policy: TodoPolicy = { allowParallelInProgress: true };
@@ -155,6 +155,6 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
   assert.equal(docsOverHttp.status, 200);
   assert.deepEqual(docsOverHttp.json, before.get(docs)!.session);
   assert.deepEqual((await call('GET', `/sessions/${encodeURIComponent(finished)}/history`)).json, { events: before.get(finished)!.events });
-  const replayed = await client.replay(parent, policy);
+  const replayed = await replaySession(client, parent, policy);
   assert.deepEqual(replayed.final.todos, afterCrash);
 });

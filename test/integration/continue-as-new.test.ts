@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import type { SessionHistoryJson } from '../../src/history/session-history';
-import { countAcceptedUpdates, runCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { countAcceptedUpdates, replaySession, runCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
 
 const taskQueue = uniqueId('can');
 let worker: TestWorker;
@@ -50,7 +50,7 @@ describe('continue-as-new every 10 events', () => {
     for (const run of (history as SessionHistoryJson).runs) assert.ok(run.events.length < 120, `a run of ${run.events.length} events`);
 
     for (const allowParallelInProgress of [true, false]) {
-      const report = await client.replay(id, { allowParallelInProgress });
+      const report = await replaySession(client, id, { allowParallelInProgress });
       assert.equal(report.runs, runs.length);
       assert.deepEqual(report.final.todos, session.todos);
       assert.equal(report.final.version, session.version);

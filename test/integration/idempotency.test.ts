@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { SessionClient } from '../../src/client';
-import { assertRejected, countAcceptedUpdates, runCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { assertRejected, countAcceptedUpdates, replaySession, runCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
 
 const taskQueue = uniqueId('idempotency');
 let worker: TestWorker | undefined;
@@ -44,7 +44,7 @@ test('a write retried with the same update id is applied once: twice at once, af
   assert.equal(cli.code, 0, cli.stderr);
   assert.equal(cli.stdout.trim(), first.message);
   assert.deepEqual(await client.todos(id), [todo('filler 11')]);
-  assert.equal((await client.replay(id, { allowParallelInProgress: true })).final.version, 13);
+  assert.equal((await replaySession(client, id, { allowParallelInProgress: true })).final.version, 13);
 });
 
 test('a write based on a stale version is refused with both versions and leaves nothing in history', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
-import { assertRejected, connectClient, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { assertRejected, connectClient, replaySession, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
 
 const taskQueue = uniqueId('policy-change');
 let client: SessionClient | undefined;
@@ -37,6 +37,6 @@ test('a session written under parallel work keeps answering after workers are re
   assert.equal(result.message, 'Updated todo list: 1 pending, 1 in progress, 1 completed');
   assert.deepEqual(await client.todos(id), [todo('Subagent A', 'completed'), todo('Subagent B', 'in_progress'), todo('Merge')]);
 
-  const report = await client.replay(id, { allowParallelInProgress: false });
+  const report = await replaySession(client, id, { allowParallelInProgress: false });
   assert.equal(report.final.version, 2);
 });

@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { foldHistory, parseHistory } from '../../src/history/session-history';
 import type { TodoPolicy } from '../../src/todo';
 import { bundleSessionWorkflows, ReplayFailedError, replaySessionHistory } from '../../src/worker';
-import { connectClient, startWorker, todo, uniqueId } from '../helpers';
+import { connectClient, replaySession, startWorker, todo, uniqueId } from '../helpers';
 
 const HISTORIES = join(__dirname, '..', 'histories');
 const load = (name: string) => readFileSync(join(HISTORIES, name), 'utf8');
@@ -104,7 +104,7 @@ describe('forced replay on every task', () => {
       assert.deepEqual(session.todos, [todo('turn 3 a', 'completed'), todo('turn 3 b', 'completed')]);
       assert.equal(session.version, 12);
       assert.equal(session.turn, 3);
-      const report = await client.replay(id, { allowParallelInProgress: false });
+      const report = await replaySession(client, id, { allowParallelInProgress: false });
       assert.deepEqual(report.final.todos, session.todos);
     } finally {
       await client.closeConnection();
