@@ -3,7 +3,7 @@
 #   docker build -t agent-sessions .
 #   docker run --rm -e TEMPORAL_ADDRESS=temporal:7233 agent-sessions worker --allow-parallel-in-progress true
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the root `prepare` script builds, and the sources are not copied yet (this
@@ -16,7 +16,7 @@ COPY src ./src
 COPY workflows ./workflows
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./
