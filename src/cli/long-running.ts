@@ -54,10 +54,11 @@ interface ServeOptions {
   policy?: TodoPolicy;
 }
 
-/** Starts the HTTP service with the settings of the environment (token, CORS origins). */
+/** Starts the HTTP service with the settings of the environment (token, CORS origins, extra Host names). */
 async function startHttp(options: ServeOptions): Promise<HttpServer> {
   const token = process.env.AGENT_SESSIONS_TOKEN;
   const origins = (process.env.AGENT_SESSIONS_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  const hosts = (process.env.AGENT_SESSIONS_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
   return startHttpServer({
     client: SessionClient.lazy(),
     port: options.port,
@@ -65,6 +66,7 @@ async function startHttp(options: ServeOptions): Promise<HttpServer> {
     ...(options.policy !== undefined ? { policy: options.policy } : {}),
     ...(token !== undefined && token !== '' ? { token } : {}),
     ...(origins.length > 0 ? { corsOrigins: origins } : {}),
+    ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
   });
 }
 

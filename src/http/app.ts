@@ -2,14 +2,14 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import { treeJson, type SessionClient } from '../client';
 import { foldHistory, runsOf } from '../history/session-history';
 import { todoWriteToolDefinition, type TodoPolicy } from '../todo';
-import { bearerMatches } from './auth';
+import { AllowedHosts } from './allowed-hosts';
 import { BadRequestError, errorAnswer } from './http-errors';
+import { guardRequests } from './request-guards';
 import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
 
@@ -20,8 +20,13 @@ export interface HttpAppOptions {
   policy?: TodoPolicy;
   /** When set, every endpoint but `/healthz` and the dashboard's static files needs `Authorization: Bearer <token>`. */
   token?: string;
-  /** Origins allowed by CORS; none (CORS off) by default. */
+  /** Origins allowed by CORS, and so allowed to write from a browser; none (CORS off) by default. */
   corsOrigins?: string[];
+  /**
+   * More `Host` names to answer to (`host` on any port, or `host:port`) beside the bound address;
+   * see {@link AllowedHosts}. Any other `Host` gets 421.
+   */
+  allowedHosts?: string[];
   /** Largest request body in bytes (default 1 MiB: twice the largest list a write accepts). */
   bodyLimitBytes?: number;
   /** Longest wait for Temporal on one request before answering 503 (default 10 s). */
@@ -41,12 +46,13 @@ const CONTENT_TYPES: Record<string, string> = {
  * event stream per session, the tool definition, and an OpenAPI 3.1 document generated from
  * the same zod schemas the workflow validates with. Errors are JSON `{ "error": … }`.
  */
-export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader } {
+export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hosts: AllowedHosts } {
   const { client } = options;
   const reader = new SessionReader(client, options.pollMs);
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const schemas = apiSchemas();
   const STATIC_FILES = staticFiles();
+  const hosts = new AllowedHosts(options.allowedHosts);
   const app = new OpenAPIHono();
   // The deadline bounds each RPC; the timer bounds the whole call, retries and all.
   const temporal = <T>(call: () => Promise<T>): Promise<T> => {
@@ -58,42 +64,27 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   };
 
   app.onError((error, c) => {
+    // Hono's own middleware (bearer auth) throws its finished answer.
+    if (error instanceof HTTPException) return error.getResponse();
     const answer = errorAnswer(error);
     return c.json(answer.body, answer.status);
   });
-  app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
+  app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}`, code: 'no-such-endpoint' }, 404));
 
   app.use('*', async (c, next) => {
-    // Untrusted todo text must never become markup or script anywhere this service answers.
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
     await next();
+    // Untrusted todo text must never become markup or script anywhere this service answers
+    // (set after the handler, so refusals that middleware builds get them too).
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    c.res.headers.set('Referrer-Policy', 'no-referrer');
   });
-  if (options.corsOrigins !== undefined && options.corsOrigins.length > 0) {
-    app.use('*', cors({ origin: options.corsOrigins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match'], exposeHeaders: ['ETag'] }));
-  }
-  const token = options.token;
-  if (token !== undefined && token !== '') {
-    app.use('*', async (c, next) => {
-      if (c.req.method === 'OPTIONS' || c.req.path === '/healthz' || c.req.path in STATIC_FILES) return next();
-      if (!bearerMatches(c.req.header('Authorization'), token)) {
-        c.header('WWW-Authenticate', 'Bearer realm="agent-sessions"');
-        return c.json({ error: 'this service needs Authorization: Bearer <token> (the AGENT_SESSIONS_TOKEN it was started with)' }, 401);
-      }
-      return next();
-    });
-  }
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: options.bodyLimitBytes ?? 1024 * 1024,
-      onError: (c) => {
-        // The rest of the body is never read, so this connection cannot carry another request.
-        c.header('Connection', 'close');
-        return c.json({ error: `the request body is larger than ${options.bodyLimitBytes ?? 1024 * 1024} bytes` }, 413);
-      },
-    }),
-  );
+  guardRequests(app, {
+    hosts,
+    corsOrigins: options.corsOrigins ?? [],
+    token: options.token,
+    bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
+    isPublic: (path) => path === '/healthz' || path in STATIC_FILES,
+  });
 
   for (const [path, file] of Object.entries(STATIC_FILES)) {
     app.get(path, (c) => {
@@ -213,7 +204,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
       }),
     ),
   );
-  return { app, reader };
+  return { app, reader, hosts };
 }
 
 async function jsonBody(c: Context): Promise<unknown> {

@@ -1,10 +1,15 @@
-import { isUnavailable, MissingSessionIdError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from '../client';
-import { ReplayFailedError } from '../worker/replay';
+import { isUnavailable, MissingSessionIdError, ReplayFailedError, SessionClosedError, SessionNotFoundError, TodoRejectedError } from '../client';
 
-/** An error answer: status and JSON body. */
+/**
+ * Why the HTTP service itself refused a request before any session was asked: codes of the
+ * HTTP layer, next to the library's own error codes.
+ */
+export type HttpRefusalCode = 'unauthorized' | 'forbidden-origin' | 'misdirected-request' | 'unsupported-media-type' | 'body-too-large' | 'no-such-endpoint';
+
+/** An error answer: status, JSON body, and any header the status needs. */
 export interface ErrorAnswer {
-  status: 400 | 401 | 404 | 409 | 412 | 413 | 422 | 500 | 503;
-  body: { error: string; rule?: string; problems?: readonly unknown[] };
+  status: 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 421 | 422 | 500 | 503;
+  body: { error: string; code?: string; rule?: string; problems?: readonly unknown[] };
 }
 
 /** A request the service refuses before it reaches Temporal (malformed body, bad header). */
@@ -13,11 +18,27 @@ export class BadRequestError extends Error {
 }
 
 /**
+ * A request the HTTP layer refuses on its own (wrong `Host`, a cross-site write, a body that is
+ * not JSON, one too large): the status and code say which, the message what to change.
+ */
+export class HttpRefusal extends Error {
+  override readonly name = 'HttpRefusal';
+  constructor(
+    readonly status: 401 | 403 | 404 | 413 | 415 | 421,
+    readonly code: HttpRefusalCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * Maps what a handler threw to the status a client expects: 422 for a refused write, 412 for a
  * stale `If-Match`, 404 for an unknown session, 409 for a closed one, 503 when Temporal cannot
  * be reached. Anything else is a 500 whose body still holds one sentence, never a stack.
  */
 export function errorAnswer(error: unknown): ErrorAnswer {
+  if (error instanceof HttpRefusal) return { status: error.status, body: { error: error.message, code: error.code } };
   if (error instanceof TodoRejectedError) {
     const status = error.rule === 'stale-version' ? 412 : 422;
     return { status, body: { error: error.message, rule: error.rule, problems: error.problems } };

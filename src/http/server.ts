@@ -12,13 +12,18 @@ export interface HttpServer {
 
 /**
  * Starts the HTTP API and dashboard. Binds to 127.0.0.1 by default: exposing it further is a
- * deliberate choice (`host: '0.0.0.0'`, ideally with a token).
+ * deliberate choice (`host: '0.0.0.0'`, ideally with a token). It answers only requests whose
+ * `Host` names the address it listens on or one of `allowedHosts` (421 otherwise).
+ *
+ * @throws InvalidSettingError for a malformed `allowedHosts` entry or token.
  */
 export async function startHttpServer(options: HttpAppOptions & { port?: number; host?: string }): Promise<HttpServer> {
-  const { app, reader } = createHttpApp(options);
+  const { app, reader, hosts } = createHttpApp(options);
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 8080, hostname: host }, (info: AddressInfo) => {
+      // Before the first connection is accepted: the port is known only now (port 0).
+      hosts.listeningOn(info);
       const shownHost = info.address.includes(':') ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${shownHost}:${info.port}`,

@@ -406,7 +406,7 @@ test('bad write options and payloads: If-Match, --expected-version, the foreign 
   const lenient = ['0x1', '1e0', '""', '"  "', '', ' '];
   for (const ifMatch of ['abc', '-1', '1.5', '"x"', 'W/"-3"', '0x1', '1e0', '""', '"  "']) {
     const id = await session();
-    const response = await fetch(`${server.url}/sessions/${id}/todo_write`, { method: 'POST', headers: { 'If-Match': ifMatch }, body: valid });
+    const response = await fetch(`${server.url}/sessions/${id}/todo_write`, { method: 'POST', headers: { 'content-type': 'application/json', 'If-Match': ifMatch }, body: valid });
     httpStatuses.set(response.status, (httpStatuses.get(response.status) ?? 0) + 1);
     tried++;
     const body = (await response.json()) as { error?: string; version?: number };
