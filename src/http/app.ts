@@ -1,17 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
-import { treeJson, type SessionClient } from '../client';
+import { AgentSessionsError, InvalidInputError, OutcomeUnknownError, SessionTimeoutError, treeJson, type SessionClient } from '../client';
 import { foldHistory, runsOf } from '../history/session-history';
 import { todoWriteToolDefinition, type TodoPolicy } from '../todo';
 import { AllowedHosts } from './allowed-hosts';
-import { BadRequestError, errorAnswer } from './http-errors';
+import { errorAnswer } from './http-errors';
 import { guardRequests } from './request-guards';
 import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
+import { withTimeLimit } from './time-limit';
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -29,7 +31,12 @@ export interface HttpAppOptions {
   allowedHosts?: string[];
   /** Largest request body in bytes (default 1 MiB: twice the largest list a write accepts). */
   bodyLimitBytes?: number;
-  /** Longest wait for Temporal on one request before answering 503 (default 10 s). */
+  /**
+   * Longest wait for Temporal on one request (default 10 s). Past it the request's Temporal
+   * calls are cancelled and it answers 504: `outcome-unknown` for a change (it may still be
+   * applied; a write says which `Idempotency-Key` applies it at most once), `session-timeout`
+   * for a read of a session, `temporal-unavailable` (503) for the list of sessions.
+   */
   temporalTimeoutMs?: number;
   /** Pause between polls of a watched session for the event stream (default 250 ms). */
   pollMs?: number;
@@ -48,20 +55,20 @@ const CONTENT_TYPES: Record<string, string> = {
  */
 export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hosts: AllowedHosts } {
   const { client } = options;
-  const reader = new SessionReader(client, options.pollMs);
   const timeout = options.temporalTimeoutMs ?? 10_000;
+  const reader = new SessionReader(client, options.pollMs, timeout);
   const schemas = apiSchemas();
   const STATIC_FILES = staticFiles();
   const hosts = new AllowedHosts(options.allowedHosts);
   const app = new OpenAPIHono();
-  // The deadline bounds each RPC; the timer bounds the whole call, retries and all.
-  const temporal = <T>(call: () => Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`4 DEADLINE_EXCEEDED: no answer from Temporal within ${timeout} ms`)), timeout);
-    });
-    return Promise.race([client.temporal.connection.withDeadline(Date.now() + timeout, call), late]).finally(() => clearTimeout(timer));
-  };
+  const connection = client.temporal.connection;
+  // What a request that got no answer in time says: a change may still be applied, a read changed nothing.
+  const change = <T>(sessionId: string, call: () => Promise<T>, updateId?: string): Promise<T> =>
+    withTimeLimit(connection, timeout, call, () => new OutcomeUnknownError(sessionId, updateId, timeout));
+  const read = <T>(sessionId: string, call: () => Promise<T>): Promise<T> =>
+    withTimeLimit(connection, timeout, call, () => new SessionTimeoutError(sessionId));
+  const listing = <T>(call: () => Promise<T>): Promise<T> =>
+    withTimeLimit(connection, timeout, call, () => new AgentSessionsError('temporal-unavailable', `Temporal did not answer within ${timeout} ms; nothing was changed, try again shortly`));
 
   app.onError((error, c) => {
     // Hono's own middleware (bearer auth) throws its finished answer.
@@ -98,7 +105,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   }
 
   app.get('/healthz', async (c) => {
-    const reachable = await temporal(() => client.temporal.connection.workflowService.getSystemInfo({})).then(
+    const reachable = await listing(() => connection.workflowService.getSystemInfo({})).then(
       () => true,
       () => false,
     );
@@ -107,29 +114,30 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   app.get('/auth', (c) => c.body(null, 204));
   app.get('/tool-definition', (c) => {
     if (options.policy === undefined) {
-      return c.json({ error: 'this service was started without a policy: pass --allow-parallel-in-progress or set ALLOW_PARALLEL_IN_PROGRESS' }, 503);
+      return c.json({ error: 'this service was started without a policy: pass --allow-parallel-in-progress or set ALLOW_PARALLEL_IN_PROGRESS', code: 'invalid-setting' }, 503);
     }
     return c.json(todoWriteToolDefinition(options.policy));
   });
 
-  app.get('/sessions', async (c) => c.json(await temporal(() => client.list({ open: c.req.query('open') === 'true' }))));
+  app.get('/sessions', async (c) => c.json(await listing(() => client.list({ open: c.req.query('open') === 'true' }))));
   app.post('/sessions', async (c) => {
     const body = await jsonBody(c);
     const parsed = schemas.start.safeParse(body);
-    if (!parsed.success) throw new BadRequestError('the body must be {"id": "<session id>", "task": "<optional text>"}');
-    const result = await temporal(() => client.start(parsed.data.id, parsed.data.task !== undefined ? { task: parsed.data.task } : {}));
+    if (!parsed.success) throw new InvalidInputError('the body must be {"id": "<session id>", "task": "<optional text>"}');
+    const { id, task } = parsed.data;
+    const result = await change(id, () => client.start(id, task !== undefined ? { task } : {}));
     return c.json(result, result.created ? 201 : 200);
   });
   app.get('/sessions/:id', async (c) => {
-    const snapshot = await temporal(() => reader.read(c.req.param('id')));
+    const snapshot = await reader.read(c.req.param('id'));
     c.header('ETag', `"${snapshot.version}"`);
     return c.json(snapshot);
   });
-  app.get('/sessions/:id/todos', async (c) => c.json((await temporal(() => reader.read(c.req.param('id')))).todos));
-  app.get('/sessions/:id/tree', async (c) => c.json(treeJson(await temporal(() => client.tree(c.req.param('id'))))));
-  app.get('/sessions/:id/history', async (c) => c.json(await temporal(() => client.exportHistory(c.req.param('id')))));
+  app.get('/sessions/:id/todos', async (c) => c.json((await reader.read(c.req.param('id'))).todos));
+  app.get('/sessions/:id/tree', async (c) => c.json(treeJson(await read(c.req.param('id'), () => client.tree(c.req.param('id'))))));
+  app.get('/sessions/:id/history', async (c) => c.json(await read(c.req.param('id'), () => client.exportHistory(c.req.param('id')))));
   app.get('/sessions/:id/timeline', async (c) => {
-    const history = await temporal(() => client.exportHistory(c.req.param('id')));
+    const history = await read(c.req.param('id'), () => client.exportHistory(c.req.param('id')));
     const { steps } = foldHistory(runsOf(history), c.req.param('id'));
     return c.json({
       steps: steps.map(({ eventId, time, event, run, state }) => ({
@@ -146,35 +154,36 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   });
   app.post('/sessions/:id/todo_write', async (c) => {
     const body = await jsonBody(c);
-    const updateId = c.req.header('Idempotency-Key');
+    const sessionId = c.req.param('id');
+    // Chosen here, not in the client, so that an answer that never came can still name it.
+    const updateId = c.req.header('Idempotency-Key') || randomUUID();
     const expectedVersion = ifMatchVersion(c.req.header('If-Match'));
-    const result = await temporal(() =>
-      client.todoWrite(c.req.param('id'), body, {
-        ...(updateId !== undefined && updateId !== '' ? { updateId } : {}),
-        ...(expectedVersion !== undefined ? { expectedVersion } : {}),
-      }),
+    const result = await change(
+      sessionId,
+      () => client.todoWrite(sessionId, body, { updateId, ...(expectedVersion !== undefined ? { expectedVersion } : {}) }),
+      updateId,
     );
     c.header('ETag', `"${result.version}"`);
     return c.json(result);
   });
   app.post('/sessions/:id/turn/start', async (c) => {
-    await temporal(() => client.turnStart(c.req.param('id')));
+    await change(c.req.param('id'), () => client.turnStart(c.req.param('id')));
     return c.json({ accepted: true }, 202);
   });
   app.post('/sessions/:id/turn/end', async (c) => {
-    await temporal(() => client.turnEnd(c.req.param('id')));
+    await change(c.req.param('id'), () => client.turnEnd(c.req.param('id')));
     return c.json({ accepted: true }, 202);
   });
-  app.post('/sessions/:id/close', async (c) => c.json(await temporal(() => client.close(c.req.param('id')))));
+  app.post('/sessions/:id/close', async (c) => c.json(await change(c.req.param('id'), () => client.close(c.req.param('id')))));
   app.post('/sessions/:id/subagents', async (c) => {
     const body = await jsonBody(c);
     const parsed = schemas.spawn.safeParse(body);
-    if (!parsed.success) throw new BadRequestError('the body must be {"name": "<subagent name>", "task": "<optional text>"}');
-    return c.json(await temporal(() => client.spawnSubagent(c.req.param('id'), parsed.data as { name: string; task?: string })), 201);
+    if (!parsed.success) throw new InvalidInputError('the body must be {"name": "<subagent name>", "task": "<optional text>"}');
+    return c.json(await change(c.req.param('id'), () => client.spawnSubagent(c.req.param('id'), parsed.data as { name: string; task?: string })), 201);
   });
   app.get('/sessions/:id/events', async (c) => {
     const sessionId = c.req.param('id');
-    await temporal(() => reader.read(sessionId)); // 404 / 503 before the stream starts
+    await reader.read(sessionId); // 404 / 503 / 504 before the stream starts
     return streamSSE(c, async (stream) => {
       let queue = Promise.resolve();
       const unwatch = reader.watch(
@@ -213,12 +222,12 @@ async function jsonBody(c: Context): Promise<unknown> {
     text = new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer());
   } catch {
     // Never silently replaced with U+FFFD: the stored list must be what was sent.
-    throw new BadRequestError('the request body is not valid JSON: it is not UTF-8 text');
+    throw new InvalidInputError('the request body is not valid JSON: it is not UTF-8 text');
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new BadRequestError(`the request body is not valid JSON (${(error as Error).message})`);
+    throw new InvalidInputError(`the request body is not valid JSON (${(error as Error).message})`);
   }
 }
 
@@ -226,7 +235,7 @@ function ifMatchVersion(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '') return undefined;
   const raw = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
   const version = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(version)) throw new BadRequestError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
+  if (!Number.isInteger(version)) throw new InvalidInputError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
   return version;
 }
 

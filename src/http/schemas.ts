@@ -53,7 +53,13 @@ export function apiSchemas(bounds?: TodoBounds) {
     })
     .openapi('SessionListing');
   const error = z
-    .object({ error: z.string(), rule: z.string().optional(), problems: z.array(z.object({ rule: z.string(), path: z.string(), detail: z.string() })).optional() })
+    .object({
+      error: z.string().openapi({ description: 'One sentence saying what happened and what to change.' }),
+      code: z.string().openapi({ description: 'What kind of failure it is, to branch on (never the sentence): rejected, session-not-found, outcome-unknown, …', example: 'rejected' }),
+      rule: z.string().optional(),
+      problems: z.array(z.object({ rule: z.string(), path: z.string(), detail: z.string() })).optional(),
+      updateId: z.string().optional().openapi({ description: 'For a change sent but not answered: send it again with Idempotency-Key: <updateId> to apply it at most once.' }),
+    })
     .openapi('Error');
   const start = z.object({ id: z.string().min(1), task: z.string().optional() }).openapi('StartSession');
   const started = z.object({ sessionId: z.string(), runId: z.string(), created: z.boolean() }).openapi('Started');

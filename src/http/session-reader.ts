@@ -1,27 +1,42 @@
-import type { SessionClient } from '../client';
+import { SessionTimeoutError, type SessionClient } from '../client';
 import type { SessionSnapshot } from '../todo';
+import { withTimeLimit } from './time-limit';
 
 /**
  * Reads sessions for many HTTP readers at once. Temporal buffers a single query per workflow
  * while a workflow task runs, so readers of one session share one in-flight `session` query
  * (busy answers are retried inside the client), and live watchers share one poll loop per
- * session that tells them only when the version changes.
+ * session that tells them only when the version changes. A shared read runs under its own time
+ * limit, not under the first reader's: one reader giving up must not cancel the others' answer.
  */
 export class SessionReader {
   private readonly inFlight = new Map<string, Promise<SessionSnapshot>>();
   private readonly watches = new Map<string, Watch>();
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly client: SessionClient,
     /** Pause between polls of a watched session. */
     private readonly pollMs = 250,
+    /** Longest wait for one read; past it the query is cancelled and the read fails with `session-timeout`. */
+    private readonly timeoutMs = 10_000,
   ) {}
 
-  /** The session's current state; concurrent calls for one session share a single query. */
+  /**
+   * The session's current state; concurrent calls for one session share a single query.
+   *
+   * @throws SessionTimeoutError when no answer came within the time limit (the query is cancelled).
+   */
   read(sessionId: string): Promise<SessionSnapshot> {
     let pending = this.inFlight.get(sessionId);
     if (pending === undefined) {
-      pending = this.client.session(sessionId).finally(() => this.inFlight.delete(sessionId));
+      pending = withTimeLimit(
+        this.client.temporal.connection,
+        this.timeoutMs,
+        () => this.client.session(sessionId),
+        () => new SessionTimeoutError(sessionId),
+        this.closing.signal,
+      ).finally(() => this.inFlight.delete(sessionId));
       this.inFlight.set(sessionId, pending);
     }
     return pending;
@@ -41,8 +56,9 @@ export class SessionReader {
     return watch.add(listener, onError);
   }
 
-  /** Stops every poll loop. */
+  /** Stops every poll loop and cancels the reads in flight. */
   close(): void {
+    this.closing.abort();
     for (const watch of this.watches.values()) watch.stop();
     this.watches.clear();
   }
@@ -85,7 +101,7 @@ class Watch {
     if (this.stopped) return;
     try {
       const snapshot = await this.read();
-      const changed = this.last === undefined || snapshot.version !== this.last.version || snapshot.closed !== this.last.closed;
+      const changed = this.last === undefined || changeMark(snapshot) !== changeMark(this.last);
       this.last = snapshot;
       if (changed) for (const listener of this.listeners) listener.onChange(snapshot);
     } catch (error) {
@@ -95,4 +111,14 @@ class Watch {
     // A closed session only changes when a late child report arrives: poll it less often.
     this.timer = setTimeout(() => void this.poll(), this.last?.closed ? this.pollMs * 8 : this.pollMs);
   }
+}
+
+/**
+ * What a watcher compares to see a change: the version, whether the session is closed, and the
+ * newest ignored signal (listing one changes nothing else, not even the version; the list is
+ * bounded, so its length alone stops moving once full).
+ */
+function changeMark(snapshot: SessionSnapshot): string {
+  const newest = snapshot.ignoredSignals?.at(-1);
+  return JSON.stringify([snapshot.version, snapshot.closed, snapshot.ignoredSignals?.length ?? 0, newest?.at ?? null, newest?.name ?? null]);
 }

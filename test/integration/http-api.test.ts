@@ -88,28 +88,38 @@ describe('HTTP API', () => {
     assert.equal(rejected.status, 422);
     assert.match(rejected.json.error, /at most one todo may be in_progress .*got 2/);
     assert.equal(rejected.json.rule, 'parallel-in-progress');
+    assert.equal(rejected.json.code, 'rejected');
+    assert.equal(rejected.json.problems[0].rule, 'parallel-in-progress');
     const shape = await call('POST', `/sessions/${id}/todo_write`, { todos: [{ content: 'a', status: 'pending', priority: 1 }] });
     assert.equal(shape.status, 422);
     assert.match(shape.json.error, /unknown property "priority"/);
+    assert.deepEqual([shape.json.code, shape.json.rule], ['rejected', 'shape']);
 
-    assert.equal((await call('POST', `/sessions/${id}/todo_write`, '{"todos": [')).status, 400);
-    assert.equal((await call('POST', '/sessions', { nope: true })).status, 400);
-    assert.equal((await call('GET', `/sessions/${uniqueId('missing')}`)).status, 404);
-    assert.equal((await call('GET', '/no/such/endpoint')).status, 404);
+    const codeOf = async (answer: Promise<{ status: number; json: any }>) => {
+      const { status, json } = await answer;
+      return `${status} ${json.code}`;
+    };
+    assert.equal(await codeOf(call('POST', `/sessions/${id}/todo_write`, '{"todos": [')), '400 invalid-input');
+    assert.equal(await codeOf(call('POST', '/sessions', { nope: true })), '400 invalid-input');
+    assert.equal(await codeOf(call('POST', '/sessions', { id: 'a/b' })), '400 invalid-session-id');
+    assert.equal(await codeOf(call('GET', `/sessions/${uniqueId('missing')}`)), '404 session-not-found');
+    assert.equal(await codeOf(call('GET', '/no/such/endpoint')), '404 no-such-endpoint');
     // A small limit, so the whole body is sent before the answer comes back.
     const small = await startHttpServer({ client, port: 0, bodyLimitBytes: 1000 });
     try {
       const tooLarge = await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('x'.repeat(1500))] }, {}, small.url);
       assert.equal(tooLarge.status, 413);
       assert.match(tooLarge.json.error, /larger than 1000 bytes/);
+      assert.equal(tooLarge.json.code, 'body-too-large');
     } finally {
       await small.close();
     }
 
     const stale = await call('POST', `/sessions/${id}/todo_write`, { todos: [] }, { 'If-Match': '"0"' });
     assert.equal(stale.status, 412);
+    assert.deepEqual([stale.json.code, stale.json.rule], ['rejected', 'stale-version']);
     assert.match(stale.json.error, /version 0 but the session is at version 1/);
-    assert.equal((await call('POST', `/sessions/${id}/todo_write`, { todos: [] }, { 'If-Match': 'abc' })).status, 400);
+    assert.equal(await codeOf(call('POST', `/sessions/${id}/todo_write`, { todos: [] }, { 'If-Match': 'abc' })), '400 invalid-input');
     assert.equal((await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('v2')] }, { 'If-Match': '1' })).status, 200);
 
     const first = await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('once')] }, { 'Idempotency-Key': 'k-1' });
@@ -118,7 +128,8 @@ describe('HTTP API', () => {
     assert.deepEqual((await call('GET', `/sessions/${id}/todos`)).json, [todo('once')]);
 
     await call('POST', `/sessions/${id}/close`);
-    assert.equal((await call('POST', `/sessions/${id}/todo_write`, { todos: [] })).status, 409);
+    assert.equal(await codeOf(call('POST', `/sessions/${id}/todo_write`, { todos: [] })), '409 session-closed');
+    assert.equal(await codeOf(call('POST', `/sessions/${id}/turn/start`)), '409 session-closed');
     assert.equal(countAcceptedUpdates((await call('GET', `/sessions/${id}/history`)).json), 3, 'no rejected write reached history');
     for (const response of [rejected, shape, stale]) assert.doesNotMatch(JSON.stringify(response.json), /\n\s+at /);
   });
@@ -225,11 +236,92 @@ describe('HTTP security and availability', () => {
       const started = Date.now();
       const answer = await call('GET', '/sessions/anything', undefined, {}, down.url);
       assert.equal(answer.status, 503, JSON.stringify(answer.json));
-      assert.match(answer.json.error, /Temporal is unreachable/);
+      assert.equal(answer.json.code, 'temporal-unavailable');
+      assert.match(answer.json.error, /cannot reach Temporal at 127\.0\.0\.1:\d+/);
+      const write = await call('POST', '/sessions/anything/todo_write', { todos: [] }, {}, down.url);
+      assert.equal(`${write.status} ${write.json.code}`, '503 temporal-unavailable', 'a refused connection delivered nothing: not "outcome unknown"');
       assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
       assert.equal((await call('GET', '/healthz', undefined, {}, down.url)).status, 503);
     } finally {
       await down.close();
     }
   });
+});
+
+describe('answers that never came', () => {
+  // A session on a task queue that no worker polls: it exists, its updates are delivered and
+  // wait, and nothing answers. The client's own diagnosis (no worker) is put off, so the HTTP
+  // time limit is what ends the wait.
+  const lonelyQueue = uniqueId('nobody-polls-this');
+  let lonely: SessionClient;
+  let impatient: HttpServer;
+  before(async () => {
+    lonely = await SessionClient.connect({ address: await temporalAddress(), taskQueue: lonelyQueue, diagnoseAfterMs: 60_000 });
+    impatient = await startHttpServer({ client: lonely, port: 0, temporalTimeoutMs: 1500 });
+  });
+  after(async () => {
+    await impatient.close();
+    await lonely.closeConnection();
+  });
+
+  test('spawns and closes that get no answer in time are 504 "outcome unknown" too, without an update id', async () => {
+    const id = uniqueId('http-unanswered-close');
+    await lonely.start(id);
+    for (const path of [`/sessions/${id}/close`, `/sessions/${id}/subagents`]) {
+      const answer = await call('POST', path, path.endsWith('subagents') ? { name: 'helper' } : undefined, {}, impatient.url);
+      assert.equal(`${answer.status} ${answer.json.code}`, '504 outcome-unknown', `${path}: ${JSON.stringify(answer.json)}`);
+      assert.equal(answer.json.updateId, undefined);
+      assert.match(answer.json.error, /may or may not have been applied/);
+    }
+  });
+
+  test('a session whose task queue no worker polls is a 503 "no-worker" once the client has looked', async () => {
+    // A queue of its own: Temporal remembers a stopped worker's polls for a while.
+    const emptyQueue = uniqueId('nobody-polls-this-either');
+    const id = uniqueId('http-no-worker');
+    const diagnosing = await SessionClient.connect({ address: await temporalAddress(), taskQueue: emptyQueue, diagnoseAfterMs: 300 });
+    await diagnosing.start(id);
+    const patient = await startHttpServer({ client: diagnosing, port: 0, temporalTimeoutMs: 10_000 });
+    try {
+      const read = await call('GET', `/sessions/${id}/todos`, undefined, {}, patient.url);
+      assert.equal(`${read.status} ${read.json.code}`, '503 no-worker', JSON.stringify(read.json));
+      assert.match(read.json.error, new RegExp(`no worker polls its task queue "${emptyQueue}"`));
+      const write = await call('POST', `/sessions/${id}/todo_write`, { todos: [] }, { 'Idempotency-Key': `${id}:w` }, patient.url);
+      assert.equal(`${write.status} ${write.json.code}`, '503 no-worker', JSON.stringify(write.json));
+      assert.equal(write.json.updateId, `${id}:w`, 'the write waits: its key is in the answer');
+    } finally {
+      await patient.close();
+      await diagnosing.closeConnection();
+    }
+  });
+  test('a write that gets no answer in time is a 504 "outcome unknown" naming the Idempotency-Key that applies it at most once', async () => {
+    const id = uniqueId('http-unanswered');
+    const started = Date.now();
+    const unanswered = await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('Delivered, not yet applied', 'in_progress')] }, {}, impatient.url);
+    const took = Date.now() - started;
+    assert.equal(unanswered.status, 504, JSON.stringify(unanswered.json));
+    assert.equal(unanswered.json.code, 'outcome-unknown');
+    const updateId: string = unanswered.json.updateId;
+    assert.match(updateId, /^[0-9a-f-]{36}$/, 'the HTTP layer chose the update id');
+    assert.match(unanswered.json.error, /within 1500 ms: the change may or may not have been applied/);
+    assert.ok(unanswered.json.error.includes(`Idempotency-Key: ${updateId}`), unanswered.json.error);
+    assert.ok(took >= 1400 && took < 4000, `answered after ${took} ms`);
+
+    // A read of the same session: it changed nothing, so it says so, and asking again is safe.
+    const read = await call('GET', `/sessions/${id}`, undefined, {}, impatient.url);
+    assert.equal(`${read.status} ${read.json.code}`, '504 session-timeout', JSON.stringify(read.json));
+
+    // The first request did reach Temporal; once a worker comes it may be applied. Sent again
+    // with its key, the write is applied once whatever happened to the first one.
+    const late = await startWorker({ allowParallelInProgress: false }, lonelyQueue);
+    try {
+      const retried = await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('Delivered, not yet applied', 'in_progress')] }, { 'Idempotency-Key': updateId });
+      assert.equal(retried.status, 200, JSON.stringify(retried.json));
+      assert.equal(retried.json.version, 1);
+      assert.equal(countAcceptedUpdates((await call('GET', `/sessions/${id}/history`)).json), 1, 'exactly one accepted write');
+    } finally {
+      await late.stop();
+    }
+  });
+
 });
