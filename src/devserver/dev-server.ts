@@ -8,7 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Testing from '@temporalio/testing';
 import { Connection } from '@temporalio/client';
-import { TemporalCliNotFoundError, findTemporalCli, resolveCacheDir, MIN_GO_VERSION } from './temporal-cli';
+import { defaultDataDir, resolveCacheDir } from '../config/paths';
+import { TemporalCliNotFoundError, findTemporalCli, MIN_GO_VERSION } from './temporal-cli';
 
 /** The search attribute types the dev server accepts on `--search-attribute`. */
 export type SearchAttributeTypeName = 'Keyword' | 'Int' | 'Bool' | 'Datetime' | 'Text' | 'Double' | 'KeywordList';
@@ -106,13 +107,7 @@ export class DevServerUnavailableError extends Error {
   }
 }
 
-/**
- * The folder for local state: `AGENT_SESSIONS_DATA_DIR`, else `<cwd>/data`.
- */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
-  const explicit = env['AGENT_SESSIONS_DATA_DIR'];
-  return explicit ? resolve(cwd, explicit) : join(cwd, 'data');
-}
+export { defaultDataDir } from '../config/paths';
 
 /**
  * Starts `temporal server start-dev` with its state in a SQLite file and resolves once the

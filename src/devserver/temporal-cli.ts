@@ -1,5 +1,5 @@
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { resolveCacheDir } from '../config/paths';
 import { executableName, executableProblem, findOnPath } from './executables';
 import { goInstall, type GoInstallResult } from './go-install';
 
@@ -68,18 +68,7 @@ export class TemporalCliNotFoundError extends Error {
   }
 }
 
-/**
- * The per-user cache folder shared by every clone on the machine: `AGENT_SESSIONS_CACHE_DIR`,
- * else `$XDG_CACHE_HOME/agent-sessions`, else `~/.cache/agent-sessions`.
- */
-export function resolveCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env['AGENT_SESSIONS_CACHE_DIR'];
-  if (explicit) return resolve(explicit);
-  const xdg = env['XDG_CACHE_HOME'];
-  // The XDG spec says relative values are invalid and must be ignored.
-  if (xdg && isAbsolute(xdg)) return join(xdg, 'agent-sessions');
-  return join(homedir(), '.cache', 'agent-sessions');
-}
+export { resolveCacheDir } from '../config/paths';
 
 /** Where the per-user cached `temporal` binary lives (it may not exist yet). */
 export function cachedTemporalCliPath(env: NodeJS.ProcessEnv = process.env): string {

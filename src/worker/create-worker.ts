@@ -1,7 +1,8 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
-import { bundleSessionWorkflows } from './workflow-bundle';
+import { AgentSessionsPlugin } from './sessions-plugin';
+import { bundleSessionWorkflows, bundleWithPlugins } from './workflow-bundle';
 
 /** Options of {@link createWorker}. The policy is required and has no default. */
 export interface CreateWorkerOptions extends TodoPolicy {
@@ -11,8 +12,16 @@ export interface CreateWorkerOptions extends TodoPolicy {
   connection?: NativeConnection;
   /** Workflows kept in memory between tasks; 0 forces a full replay on every task. */
   maxCachedWorkflows?: number;
+  /**
+   * The user's own Temporal plugins (Temporal's AI SDK or OpenAI Agents plugins, interceptors,
+   * OpenTelemetry), composed after this project's {@link AgentSessionsPlugin}: a plugin that
+   * changes the workflow bundle gets the bundle built with it (not from the cache).
+   */
+  plugins?: WorkerPlugin[];
+  /** The per-user cache folder for workflow bundles (default: the environment's). */
+  cacheDir?: string;
   /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
-  workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath'>;
+  workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'plugins'>;
 }
 
 /** A session worker: Temporal's worker plus the connection it owns. */
@@ -41,7 +50,16 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   assertTodoPolicy(options, 'createWorker() options');
   const policy: TodoPolicy = { allowParallelInProgress: options.allowParallelInProgress };
   const config: TemporalConfig = resolveTemporalConfig(options.temporal);
-  const bundle = await bundleSessionWorkflows(policy);
+  const plugins = options.plugins ?? [];
+  const bundlers = plugins.filter(isBundlerPlugin);
+  const workflowModules = options.workerOptions?.interceptors?.workflowModules ?? [];
+  if (workflowModules.length > 0) {
+    bundlers.push({ name: 'agent-sessions.workflow-modules', configureBundler: (o) => ({ ...o, workflowInterceptorModules: [...(o.workflowInterceptorModules ?? []), ...workflowModules] }) });
+  }
+  const bundle =
+    bundlers.length > 0
+      ? await bundleWithPlugins(policy, bundlers)
+      : await bundleSessionWorkflows(policy, options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {});
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   let worker: Worker;
@@ -52,6 +70,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       workflowBundle: bundle,
+      plugins: [new AgentSessionsPlugin(policy), ...plugins],
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
   } catch (error) {
@@ -74,4 +93,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       if (worker.getState() === 'RUNNING') worker.shutdown();
     },
   };
+}
+
+/** Whether a worker plugin also shapes the workflow bundle. */
+function isBundlerPlugin(plugin: WorkerPlugin): plugin is WorkerPlugin & BundlerPlugin {
+  return typeof (plugin as Partial<BundlerPlugin>).configureBundler === 'function';
 }

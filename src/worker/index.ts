@@ -2,4 +2,6 @@ export { createWorker, type CreateWorkerOptions, type SessionWorker } from './cr
 export { replaySessionHistory, type ReplayReport } from './replay';
 export { ReplayFailedError } from '../client/errors';
 export { installRuntimeLogging } from './runtime-logging';
-export { bundleSessionWorkflows, workflowsPath } from './workflow-bundle';
+export { bundleSessionWorkflows, bundleWithPlugins, type BundleSessionWorkflowsOptions } from './workflow-bundle';
+export { AgentSessionsPlugin } from './sessions-plugin';
+export { workflowsPath } from './workflows-path';

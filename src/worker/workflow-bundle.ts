@@ -1,107 +1,148 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions, type BundlerPlugin, type WorkflowBundle } from '@temporalio/worker';
+import { resolveCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { AgentSessionsPlugin } from './sessions-plugin';
+import { workflowsPath } from './workflows-path';
 
-/** The workflow entry point next to this file, compiled (`dist/`) or TypeScript (`tsx`). */
-export function workflowsPath(): string {
-  const dir = join(__dirname, '..', '..', 'workflows');
-  for (const file of ['index.js', 'index.ts']) {
-    if (existsSync(join(dir, file))) return join(dir, file);
-  }
-  throw new Error(`workflow code not found in ${dir}; run \`npm run build\``);
+type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+
+/** Options of {@link bundleSessionWorkflows}. */
+export interface BundleSessionWorkflowsOptions {
+  /** The per-user cache folder (default: {@link resolveCacheDir} of the environment). */
+  cacheDir?: string;
 }
 
-/** The constant the workflow's `deploymentPolicy()` reads. */
-const POLICY_CONSTANT = '__AGENT_SESSIONS_ALLOW_PARALLEL_IN_PROGRESS__';
+/** A cached bundle and the files webpack read to build it, each with its hash. */
+interface CachedBundle {
+  code: string;
+  files: Array<[path: string, sha256: string]>;
+}
 
 const inProcess = new Map<string, Promise<WorkflowBundle>>();
 
 /**
- * Bundles the session workflow with the deployment's policy baked in (webpack `DefinePlugin`),
- * so only the worker's own configuration can set it. Bundles are kept in memory for the
- * process and on disk under the per-user cache, keyed by a hash of the workflow sources, the
- * SDK version and the policy: a second worker or `replay` on unchanged code skips webpack.
+ * Bundles the session workflows with the deployment's policy baked in, through
+ * {@link AgentSessionsPlugin} (so only the worker's own configuration can set it). A bundle is
+ * kept in memory for the process and on disk under the per-user cache, with the list of every
+ * file webpack read to build it (the workflow sources, the domain, the SDK and zod, each with its
+ * hash): a bundle is reused only while every one of those files is unchanged, so a change in
+ * any bundled file, or a different installed dependency, rebuilds it.
  *
  * @throws TypeError when the policy is missing or not a boolean.
  */
-export function bundleSessionWorkflows(policy: TodoPolicy): Promise<WorkflowBundle> {
+export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessionWorkflowsOptions = {}): Promise<WorkflowBundle> {
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
-  // Per process the sources are fixed: hash them (for the disk cache) only on the first call.
-  const slot = `parallel=${policy.allowParallelInProgress}`;
+  const cacheDir = options.cacheDir ?? resolveCacheDir();
+  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}`;
   let bundle = inProcess.get(slot);
   if (bundle === undefined) {
-    const entry = workflowsPath();
-    bundle = loadOrBuild(entry, bundleKey(entry, policy), policy);
+    bundle = loadOrBuild(policy, cacheDir);
     inProcess.set(slot, bundle);
     bundle.catch(() => inProcess.delete(slot));
   }
   return bundle;
 }
 
-async function loadOrBuild(entry: string, key: string, policy: TodoPolicy): Promise<WorkflowBundle> {
-  const file = join(bundleCacheDir(), `${key}.js`);
-  try {
-    return { code: readFileSync(file, 'utf8') };
-  } catch {
-    // Not cached yet: build it below.
-  }
-  const workerRequire = createRequire(require.resolve('@temporalio/worker'));
-  const webpack = workerRequire('webpack') as { DefinePlugin: new (definitions: Record<string, string>) => unknown };
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: entry,
-    logger: quietLogger,
-    webpackConfigHook: (config) => {
-      config.plugins = [
-        ...(config.plugins ?? []),
-        new webpack.DefinePlugin({ [POLICY_CONSTANT]: JSON.stringify(policy.allowParallelInProgress) }) as never,
-      ];
-      return config;
+/**
+ * Bundles the session workflows with other bundler plugins composed after ours (interceptor
+ * modules, a user's own rewrites). Not cached: what another plugin adds cannot be fingerprinted.
+ */
+export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[]): Promise<WorkflowBundle> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [new AgentSessionsPlugin(policy), ...plugins] });
+  return { code };
+}
+
+/** Forgets the bundles kept in memory, so the next call looks at the disk cache again (for tools and tests). */
+export function forgetBundlesInMemory(): void {
+  inProcess.clear();
+}
+
+/** The disk cache file of the bundle for `policy`: `{ code, files: [[path, sha256], ...] }`. */
+export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = resolveCacheDir()): string {
+  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}-${entryKey()}.json`);
+}
+
+async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<WorkflowBundle> {
+  const file = bundleCacheFile(policy, cacheDir);
+  const cached = readCached(file);
+  if (cached !== undefined) return { code: cached.code };
+
+  let files: string[] = [];
+  const recordInputs = {
+    name: 'agent-sessions.bundle-inputs',
+    configureBundler: (options: BundleOptions): BundleOptions => {
+      const previous = options.webpackConfigHook;
+      return {
+        ...options,
+        webpackConfigHook: (config: WebpackConfiguration): WebpackConfiguration => {
+          const merged = previous ? previous(config) : config;
+          const recorder = {
+            apply(compiler: { hooks: { done: { tap(name: string, fn: (stats: { compilation: { fileDependencies: Iterable<string> } }) => void): void } } }) {
+              compiler.hooks.done.tap('agent-sessions.bundle-inputs', (stats) => {
+                // Directories appear too (package roots webpack resolved from): their files are listed.
+                files = [...stats.compilation.fileDependencies].filter((path) => isFile(path)).sort();
+              });
+            },
+          };
+          return { ...merged, plugins: [...(merged.plugins ?? []), recorder as never] };
+        },
+      };
     },
+  };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    logger: quietLogger,
+    plugins: [new AgentSessionsPlugin(policy), recordInputs],
   });
   try {
-    mkdirSync(bundleCacheDir(), { recursive: true });
+    const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
+    mkdirSync(join(cacheDir, 'bundles'), { recursive: true });
     const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, code);
+    writeFileSync(temporary, JSON.stringify(entry));
     renameSync(temporary, file);
   } catch {
-    // A read-only cache only costs the next start a rebuild.
+    // A read-only cache, or an input that vanished, only costs the next start a rebuild.
   }
   return { code };
 }
 
-function bundleCacheDir(): string {
-  const base =
-    process.env.AGENT_SESSIONS_CACHE_DIR ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-sessions');
-  return join(base, 'bundles');
+/** A cached bundle whose every input is unchanged, or `undefined`. */
+function readCached(file: string): CachedBundle | undefined {
+  let entry: CachedBundle;
+  try {
+    entry = JSON.parse(readFileSync(file, 'utf8')) as CachedBundle;
+  } catch {
+    return undefined;
+  }
+  if (typeof entry.code !== 'string' || !Array.isArray(entry.files) || entry.files.length === 0) return undefined;
+  for (const [path, hash] of entry.files) {
+    try {
+      if (sha256(readFileSync(path)) !== hash) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return entry;
 }
 
-function bundleKey(entry: string, policy: TodoPolicy): string {
-  const hash = createHash('sha256');
-  const root = join(entry, '..', '..');
-  for (const dir of [join(root, 'workflows'), join(root, 'src', 'todo')]) {
-    for (const file of sourceFiles(dir)) hash.update(file).update(readFileSync(file));
-  }
-  for (const pkg of ['@temporalio/workflow/package.json', 'zod/package.json']) {
-    hash.update(readFileSync(require.resolve(pkg)));
-  }
-  hash.update(`parallel=${policy.allowParallelInProgress}`);
-  return `session-${hash.digest('hex').slice(0, 24)}-${policy.allowParallelInProgress ? 'parallel' : 'single'}`;
+/** Names the cache entry by where the workflow code is, so two checkouts keep two entries. */
+function entryKey(): string {
+  return sha256(workflowsPath()).slice(0, 16);
 }
 
-function sourceFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) return sourceFiles(path);
-      return /\.(ts|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
-    });
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 const quietLogger = {

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import { Worker } from '@temporalio/worker';
+import { bundleCacheFile, bundleSessionWorkflows, forgetBundlesInMemory } from '../../src/worker/workflow-bundle';
+import { ROOT } from '../helpers';
+
+const POLICY = { allowParallelInProgress: false };
+
+describe('the workflow bundle cache', () => {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'agent-sessions-bundles-'));
+
+  test('the bundle has the policy baked in and records every file webpack read, from every bundled folder and package', async () => {
+    const { code } = await bundleSessionWorkflows(POLICY, { cacheDir });
+    assert.ok(!code.includes('__AGENT_SESSIONS_ALLOW_PARALLEL_IN_PROGRESS__'), 'the constant was replaced');
+    const entry = JSON.parse(readFileSync(bundleCacheFile(POLICY, cacheDir), 'utf8')) as { code: string; files: Array<[string, string]> };
+    assert.equal(entry.code, code);
+    const files = entry.files.map(([path]) => relative(ROOT, path));
+    for (const expected of ['workflows/session.ts', 'workflows/messages.ts', 'src/todo/acceptance.ts', 'src/todo/fold.ts']) {
+      assert.ok(files.includes(expected), `${expected} is recorded`);
+    }
+    for (const pkg of ['node_modules/@temporalio/workflow/', 'node_modules/zod/']) {
+      assert.ok(files.some((file) => file.startsWith(pkg)), `files of ${pkg} are recorded`);
+    }
+  });
+
+  test('an unchanged cache is reused; a change in any recorded file rebuilds the bundle', async () => {
+    const file = bundleCacheFile(POLICY, cacheDir);
+    const written = statSync(file).mtimeMs;
+    forgetBundlesInMemory();
+    await bundleSessionWorkflows(POLICY, { cacheDir });
+    assert.equal(statSync(file).mtimeMs, written, 'reused from disk');
+
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as { code: string; files: Array<[string, string]> };
+    // Stand in for an edited source: record another hash for one file of each kind, in turn.
+    for (const pick of ['workflows/', 'src/todo/', 'node_modules/@temporalio/', 'node_modules/zod/']) {
+      const index = entry.files.findIndex(([path]) => relative(ROOT, path).startsWith(pick));
+      assert.ok(index >= 0, pick);
+      const stale = structuredClone(entry);
+      stale.files[index]![1] = '0'.repeat(64);
+      writeFileSync(file, JSON.stringify(stale));
+      forgetBundlesInMemory();
+      await bundleSessionWorkflows(POLICY, { cacheDir });
+      const rebuilt = JSON.parse(readFileSync(file, 'utf8')) as { files: Array<[string, string]> };
+      assert.deepEqual(rebuilt.files[index], entry.files[index], `a change in ${pick} rebuilt the bundle`);
+    }
+  });
+
+  test('the bundle runs: replaying a recorded history with it succeeds', async () => {
+    const workflowBundle = await bundleSessionWorkflows(POLICY, { cacheDir });
+    const history = JSON.parse(readFileSync(join(ROOT, 'test', 'histories', 'single-policy.json'), 'utf8'));
+    await Worker.runReplayHistory({ workflowBundle }, history, 'bundle-check');
+  });
+});
