@@ -1,0 +1,40 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
+import { errorAnswer } from '../http-errors';
+import type { SessionReader } from '../session-reader';
+import { commonErrors, sessionIdParam as params, type ApiSchemas } from './route-docs';
+
+/**
+ * `GET /sessions/{id}/events`: Server-Sent Events, an event `session` with the session JSON on
+ * connect and on every change of version (id: the version), and `problem` with an error body
+ * while the session cannot be read; the stream goes on until the client leaves.
+ */
+export function sessionEventRoutes(app: OpenAPIHono, { reader, schemas: s }: { reader: SessionReader; schemas: ApiSchemas }): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}/events',
+      summary: 'Server-Sent Events: event "session" with the session JSON on connect and on every version change',
+      request: { params },
+      responses: { ...commonErrors(s), 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } } },
+    }),
+    async (c) => {
+      const sessionId = c.req.valid('param').id;
+      await reader.read(sessionId); // 404 / 503 / 504 before the stream starts
+      return streamSSE(c, async (stream) => {
+        let queue = Promise.resolve();
+        const unwatch = reader.watch(
+          sessionId,
+          (snapshot) => {
+            queue = queue.then(() => stream.writeSSE({ event: 'session', id: String(snapshot.version), data: JSON.stringify(snapshot) }));
+          },
+          (error) => {
+            queue = queue.then(() => stream.writeSSE({ event: 'problem', data: JSON.stringify(errorAnswer(error).body) }));
+          },
+        );
+        await new Promise<void>((resolve) => stream.onAbort(resolve));
+        unwatch();
+      });
+    },
+  );
+}

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { InvalidInputError, treeJson, type SessionClient } from '../../client';
+import { foldHistory, runsOf } from '../../history/session-history';
+import { readJsonBody, strictJsonBody } from '../json-body';
+import type { SessionReader } from '../session-reader';
+import type { TemporalCalls } from '../temporal-calls';
+import { refuseInvalid } from '../validation';
+import { commonErrors, json, sessionIdParam as params, type ApiSchemas } from './route-docs';
+
+/** What the session routes need. */
+export interface SessionRoutes {
+  client: SessionClient;
+  /** Shares one query per session among concurrent readers. */
+  reader: SessionReader;
+  calls: TemporalCalls;
+  schemas: ApiSchemas;
+}
+
+/**
+ * Every operation on sessions: list and start them, read one (state, list, tree, history,
+ * timeline), write its list, start and end turns, spawn subagents, close it. Each route is
+ * declared once: the declaration validates the request and documents it.
+ */
+export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas: s }: SessionRoutes): void {
+  const errors = commonErrors(s);
+  const accepted = json(z.object({ accepted: z.boolean() }), 'Sent');
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions',
+      summary: 'List sessions (newest first); ?open=true for running ones',
+      // Any other value reads as false, as it always has: documented as the two, not refused.
+      request: { query: z.object({ open: z.string().optional().openapi({ enum: ['true', 'false'] }) }) },
+      responses: { ...errors, 200: json(z.array(s.listing), 'Sessions') },
+    }),
+    async (c) => c.json(await calls.listing(() => client.list({ open: c.req.valid('query').open === 'true' })), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/sessions',
+      summary: 'Start a session (idempotent: 200 when it already runs)',
+      middleware: [strictJsonBody],
+      request: { body: { required: true, content: { 'application/json': { schema: s.start } } } },
+      responses: { ...errors, 201: json(s.started, 'Started'), 200: json(s.started, 'Already running'), 409: json(s.error, 'Closed: ids are not reused') },
+    }),
+    async (c) => {
+      const { id, task } = c.req.valid('json');
+      const result = await calls.change(id, () => client.start(id, task !== undefined ? { task } : {}));
+      return result.created ? c.json(result, 201) : c.json(result, 200);
+    },
+    // A route's own hook is typed for any route; `never` keeps it out of the handler's type inference.
+    refuseInvalid('the body must be {"id": "<session id>", "task": "<optional text>"}') as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}',
+      summary: 'The session query: turn, list, counts, version, parent, children (ETag: version)',
+      request: { params },
+      responses: { ...errors, 200: json(s.session, 'Session') },
+    }),
+    async (c) => {
+      const snapshot = await reader.read(c.req.valid('param').id);
+      c.header('ETag', `"${snapshot.version}"`);
+      return c.json(snapshot, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({ method: 'get', path: '/sessions/{id}/todos', summary: 'The current list, or null', request: { params }, responses: { ...errors, 200: json(s.todoList, 'List') } }),
+    async (c) => c.json((await reader.read(c.req.valid('param').id)).todos, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}/tree',
+      summary: 'The session and its subagents, recursively',
+      request: { params },
+      responses: { ...errors, 200: json(s.tree, 'Tree') },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      // The document describes the children one level deep (a SessionTree, recursively); the
+      // JSON typing cannot follow the recursion, so the tree is given the documented type.
+      return c.json(treeJson(await calls.read(id, () => client.tree(id))) as unknown as z.infer<ApiSchemas['tree']>, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}/history',
+      summary: 'The history: `temporal workflow show --output json` format, or {sessionId, runs:[…]} after continue-as-new',
+      request: { params },
+      responses: { ...errors, 200: json(z.object({}).passthrough(), 'History') },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await calls.read(id, () => client.exportHistory(id)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}/timeline',
+      summary: 'The state after each event of the history (time travel)',
+      request: { params },
+      responses: { ...errors, 200: json(s.timeline, 'Timeline') },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const history = await calls.read(id, () => client.exportHistory(id));
+      const { steps } = foldHistory(runsOf(history), id);
+      return c.json(
+        {
+          steps: steps.map(({ eventId, time, event, run, state }) => ({
+            eventId,
+            time: time ?? null,
+            type: event.type,
+            run,
+            todos: state.todos,
+            version: state.version,
+            turn: state.turn,
+            turnOpen: state.turnOpen,
+          })),
+        },
+        200,
+      );
+    },
+  );
+
+  // The body is documented with the workflow's own schema but not validated against it here: the
+  // session's validator judges every write (422 with the rule, `shape` included), whoever sends
+  // it, and a refused write leaves nothing in history. Only JSON-ness is checked on the way in.
+  app.openAPIRegistry.register('TodoWriteArgs', s.todoWrite);
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/sessions/{id}/todo_write',
+      summary: 'Replace the list (creates the session if needed). Idempotency-Key → update id; If-Match: <version> → expected version',
+      request: {
+        params,
+        headers: z.object({ 'Idempotency-Key': z.string().optional(), 'If-Match': z.string().optional() }),
+        body: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TodoWriteArgs' } } } },
+      },
+      responses: {
+        ...errors,
+        200: json(s.writeResult, 'Accepted'),
+        409: json(s.error, 'Session closed'),
+        412: json(s.error, 'Stale If-Match version'),
+        413: json(s.error, 'Body too large'),
+        422: json(s.error, 'Rejected: the message names the rule'),
+      },
+    }),
+    async (c) => {
+      const body = await readJsonBody(c);
+      const { id } = c.req.valid('param');
+      const headers = c.req.valid('header');
+      // Chosen here, not in the client, so that an answer that never came can still name it.
+      const updateId = headers['Idempotency-Key'] || randomUUID();
+      const expectedVersion = ifMatchVersion(headers['If-Match']);
+      const result = await calls.change(id, () => client.todoWrite(id, body, { updateId, ...(expectedVersion !== undefined ? { expectedVersion } : {}) }), updateId);
+      c.header('ETag', `"${result.version}"`);
+      return c.json(result, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/sessions/{id}/turn/start',
+      summary: 'Start a turn (the list is cleared)',
+      request: { params },
+      responses: { ...errors, 202: accepted },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await calls.change(id, () => client.turnStart(id));
+      return c.json({ accepted: true }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({ method: 'post', path: '/sessions/{id}/turn/end', summary: 'End the turn (the list stays)', request: { params }, responses: { ...errors, 202: accepted } }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      await calls.change(id, () => client.turnEnd(id));
+      return c.json({ accepted: true }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/sessions/{id}/close',
+      summary: 'Close the session and its open subagents',
+      request: { params },
+      responses: { ...errors, 200: json(s.session, 'Final state') },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await calls.change(id, () => client.close(id)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/sessions/{id}/subagents',
+      summary: 'Spawn a subagent as a child session',
+      middleware: [strictJsonBody],
+      request: { params, body: { required: true, content: { 'application/json': { schema: s.spawn } } } },
+      responses: { ...errors, 201: json(s.spawned, 'Spawned'), 422: json(s.error, 'Bad or taken name') },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { name, task } = c.req.valid('json');
+      return c.json(await calls.change(id, () => client.spawnSubagent(id, { name, ...(task !== undefined ? { task } : {}) })), 201);
+    },
+    refuseInvalid('the body must be {"name": "<subagent name>", "task": "<optional text>"}') as never,
+  );
+}
+
+/** The expected version an `If-Match` header names (`3`, `"3"` or `W/"3"`), if any. */
+function ifMatchVersion(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const raw = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  const version = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(version)) throw new InvalidInputError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
+  return version;
+}

@@ -1,0 +1,68 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { todoWriteToolDefinition, type TodoPolicy } from '../../todo';
+import type { TemporalCalls } from '../temporal-calls';
+import { commonErrors, json, type ApiSchemas } from './route-docs';
+
+/** What the service's own routes need. */
+export interface SystemRoutes {
+  calls: TemporalCalls;
+  /** Reaches Temporal itself, for the health check. */
+  ping: () => Promise<unknown>;
+  policy: TodoPolicy | undefined;
+  schemas: ApiSchemas;
+}
+
+/**
+ * The routes about the service rather than a session: `GET /healthz` (no token needed),
+ * `GET /tool-definition`, `GET /auth` (whether the token is accepted, for the dashboard) and
+ * `GET /openapi.json`, the document every route of the app is declared into.
+ */
+export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s }: SystemRoutes): void {
+  const health = z.object({ ok: z.boolean(), temporal: z.string() });
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/healthz',
+      summary: 'Whether the service and Temporal answer (no token needed)',
+      responses: { ...commonErrors(s), 200: json(health, 'Healthy'), 503: json(health, 'Temporal is unreachable') },
+    }),
+    async (c) => {
+      const reachable = await calls.listing(ping).then(
+        () => true,
+        () => false,
+      );
+      return reachable ? c.json({ ok: true, temporal: 'reachable' }, 200) : c.json({ ok: false, temporal: 'unreachable' }, 503);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/tool-definition',
+      summary: "The todo_write function definition under this deployment's policy",
+      responses: { ...commonErrors(s), 200: json(z.object({}).passthrough(), 'OpenAI-compatible function tool') },
+    }),
+    (c) => {
+      if (policy === undefined) {
+        return c.json({ error: 'this service was started without a policy: pass --allow-parallel-in-progress or set ALLOW_PARALLEL_IN_PROGRESS', code: 'invalid-setting' }, 503);
+      }
+      return c.json(todoWriteToolDefinition(policy), 200);
+    },
+  );
+
+  app.openapi(createRoute({ method: 'get', path: '/auth', hide: true, responses: { 204: { description: 'The token (or none) is accepted' } } }), (c) => c.body(null, 204));
+
+  app.openapi(createRoute({ method: 'get', path: '/openapi.json', hide: true, responses: { 200: { description: 'This document' } } }), (c) =>
+    c.json(
+      app.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: {
+          title: 'agent-sessions',
+          version: '0.1.0',
+          description: 'Durable AI-agent sessions on Temporal: todo lists written with todo_write, turns, subagents, live state.',
+        },
+      }),
+      200,
+    ),
+  );
+}
