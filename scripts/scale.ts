@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { SessionClient } from '../src/client';
 import { findFreePort, startDevServer, type DevServerHandle } from '../src/devserver';
 import { createWorker, type SessionWorker } from '../src/worker';
-import { runLoadWriters, verifyLoad, writesPerSecond } from './verify-load';
+import { runLoadWriters, verifyLoad, writesPerSecond } from '../bench/load/verify-load';
 
 interface ScaleSettings {
   sessions: number;

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RequestRejectedError, SessionClient } from '../src/client';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
-import type { ExportedHistory } from '../src/history/session-history';
+import { acceptedUpdates, type ExportedHistory } from '../src/history';
+import { todoWriteUpdate } from '../workflows/messages';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, replaySessionHistory, type ReplayReport, type SessionWorker } from '../src/worker';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
@@ -107,13 +108,8 @@ export async function assertRejected<E extends RequestRejectedError = RequestRej
 }
 
 /** How many updates named `name` a history (every run of it) holds as accepted. */
-export function countAcceptedUpdates(history: ExportedHistory, name = 'todo_write'): number {
-  const events = 'runs' in history ? history.runs.flatMap((run) => run.events) : history.events;
-  return events.filter((event) => {
-    const accepted = (event as { workflowExecutionUpdateAcceptedEventAttributes?: { acceptedRequest?: { input?: { name?: string } } } })
-      .workflowExecutionUpdateAcceptedEventAttributes;
-    return accepted?.acceptedRequest?.input?.name === name;
-  }).length;
+export function countAcceptedUpdates(history: ExportedHistory, name: string = todoWriteUpdate.name): number {
+  return acceptedUpdates(history, name).length;
 }
 
 /** Shorthand for a todo. */

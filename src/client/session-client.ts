@@ -13,7 +13,8 @@ import {
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
-import { historyToJson, type ExportedHistory, type HistoryJson } from '../history/session-history';
+import { exportSessionHistory } from '../history/export-history';
+import type { ExportedHistory } from '../history/session-history';
 import {
   acceptTodoWrite,
   CONTINUE_AS_NEW_AFTER_RANGE,
@@ -360,20 +361,7 @@ export class SessionClient {
    * new exports `{ "sessionId", "runs": [{ "runId", "events" }, ...] }`, oldest run first.
    */
   async exportHistory(sessionId: string): Promise<ExportedHistory> {
-    const runs: Array<{ runId: string; events: unknown[] }> = [];
-    let runId: string | undefined;
-    for (;;) {
-      const handle = this.temporal.workflow.getHandle(sessionId, runId);
-      const history = await this.call(sessionId, () => handle.fetchHistory(), 'read');
-      const json: HistoryJson = historyToJson(history);
-      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-      runs.unshift({ runId: runId ?? (await handle.describe()).runId, events: json.events });
-      const previous = started?.continuedExecutionRunId;
-      if (!previous) break;
-      runId = previous;
-    }
-    if (runs.length === 1) return { events: runs[0]!.events };
-    return { sessionId, runs };
+    return this.call(sessionId, () => exportSessionHistory(this.temporal, sessionId), 'read');
   }
 
   /** Closes the connection if this client opened it. */

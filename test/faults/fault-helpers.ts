@@ -12,10 +12,10 @@ import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { type SessionClient } from '../../src/client';
 import { findFreePort, startDevServer, type DevServerHandle } from '../../src/devserver';
-import { foldHistory, runsOf, type ExportedHistory } from '../../src/history/session-history';
+import { foldHistory, historyEventsJson, runCount, runsOf, type ExportedHistory } from '../../src/history';
 import { type TodoItem } from '../../src/todo';
-import { describeError } from '../../scripts/load-writer';
-import { acceptedTodoWrites, countTaskRetries } from '../../scripts/verify-load';
+import { describeError } from '../../bench/load/writer';
+import { acceptedTodoWrites, countTaskRetries } from '../../bench/load/verify-load';
 import { spawnCli } from '../helpers';
 
 /** Whether the slow fault tests run (CI sets it). */
@@ -245,8 +245,7 @@ export function appliedTodoWrites(history: ExportedHistory, session: string): Ap
 
 /** How many workflow tasks a worker process (by pid) started in a history. */
 export function tasksStartedBy(history: ExportedHistory, pid: number): number {
-  const events = 'runs' in history ? history.runs.flatMap((run) => run.events) : history.events;
-  return (events as Array<{ workflowTaskStartedEventAttributes?: { identity?: string } }>).filter((event) =>
+  return (historyEventsJson(history) as Array<{ workflowTaskStartedEventAttributes?: { identity?: string } }>).filter((event) =>
     event.workflowTaskStartedEventAttributes?.identity?.startsWith(`${pid}@`),
   ).length;
 }
@@ -356,6 +355,6 @@ export async function verifyWrites(client: SessionClient, session: string, outco
     failed: outcomes.filter((outcome) => outcome.version === undefined),
     reaccepted: [...acceptedTimes.values()].filter((times) => times > 1).length,
     taskRetries: countTaskRetries(history),
-    runs: 'runs' in history ? history.runs.length : 1,
+    runs: runCount(history),
   };
 }

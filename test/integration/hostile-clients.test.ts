@@ -8,7 +8,7 @@ import {
   SessionClient,
   SpawnRejectedError,
 } from '../../src/client';
-import { foldHistory, runsOf } from '../../src/history/session-history';
+import { foldHistory, loggedSignals, runCount, runsOf } from '../../src/history';
 import { IGNORED_SIGNALS_KEPT } from '../../src/todo';
 import {
   assertRejected,
@@ -57,9 +57,8 @@ async function refusal(id: string): Promise<{ type: string | undefined; message:
   assert.fail(`session ${id} was expected to refuse its input, but it completed`);
 }
 
-async function runCount(id: string): Promise<number> {
-  const history = await client.exportHistory(id);
-  return 'runs' in history ? history.runs.length : 1;
+async function runsOfSession(id: string): Promise<number> {
+  return runCount(await client.exportHistory(id));
 }
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -92,11 +91,7 @@ describe('a spawn onto a taken id', () => {
     const closed = await client.close(parent);
     assert.ok(Date.now() - closing < 20_000, 'close does not wait for a child that never started');
     assert.deepEqual(closed.children.map((c) => [c.name, c.closed]), [['c', true]]);
-    const squatterHistory = await client.exportHistory(squatter);
-    const signals = ('events' in squatterHistory ? squatterHistory.events : []).filter(
-      (e) => (e as { workflowExecutionSignaledEventAttributes?: unknown }).workflowExecutionSignaledEventAttributes !== undefined,
-    );
-    assert.equal(signals.length, 0, 'the parent sent nothing to a session it did not start');
+    assert.deepEqual(loggedSignals(await client.exportHistory(squatter)), [], 'the parent sent nothing to a session it did not start');
     // The offline fold agrees: no child b.
     assert.deepEqual(foldHistory(runsOf(await client.exportHistory(parent))).final.children.map((c) => c.name), ['c']);
   });
@@ -156,7 +151,7 @@ describe('untrusted workflow input', () => {
       const { type, message } = await refusal(id);
       assert.equal(type, 'InvalidSessionInput');
       assert.match(message, /continueAsNewAfter must be an integer from 10 to 2000/);
-      assert.equal(await runCount(id), 1, 'the session never continued as new');
+      assert.equal(await runsOfSession(id), 1, 'the session never continued as new');
     });
   }
 
@@ -193,7 +188,7 @@ describe('untrusted workflow input', () => {
     try {
       const id = uniqueId('real-carry');
       for (let i = 0; i < 12; i++) await cas.todoWrite(id, { todos: [todo(`step ${i}`)] });
-      assert.ok((await runCount(id)) >= 2);
+      assert.ok((await runsOfSession(id)) >= 2);
       assert.deepEqual(await cas.todos(id), [todo('step 11')]);
     } finally {
       await cas.closeConnection();
@@ -237,7 +232,7 @@ describe('signals the session does not handle', () => {
       assert.match(flooded.ignoredSignals[0]?.reason ?? '', /handles no signal named "nonsense-5"; its signals are turn\/start/);
       assert.equal(flooded.version, 0, 'ignored signals do not move the version');
       for (let i = 0; i < 12; i++) await cas.todoWrite(id, { todos: [todo(`step ${i}`)] });
-      assert.ok((await runCount(id)) >= 2, 'the session continued as new');
+      assert.ok((await runsOfSession(id)) >= 2, 'the session continued as new');
       assert.deepEqual((await cas.session(id)).ignoredSignals, flooded.ignoredSignals);
     } finally {
       await cas.closeConnection();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test, type TestContext } from 'node:test';
 import type { SessionClient } from '../../src/client';
-import { runLoadWriters, verifyLoad, writesPerSecond } from '../../scripts/verify-load';
+import { runLoadWriters, verifyLoad, writesPerSecond } from '../../bench/load/verify-load';
 import { connectClient, startWorker, temporalAddress, uniqueId, type TestWorker } from '../helpers';
 
 // Small on purpose (CI): every writer writes to every session, so writes to one session race.

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
-import { assertRejected, connectClient, runCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { subagentSpawnUpdate } from '../../workflows/messages';
+import { assertRejected, connectClient, countAcceptedUpdates, runCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
 
 const taskQueue = uniqueId('subagents');
 let worker: TestWorker;
@@ -102,12 +103,7 @@ describe('subagents', () => {
     await assertRejected(client.spawnSubagent(parent, { name: '' }), 'subagent-name', /name must be/);
     await assertRejected(client.spawnSubagent(parent, { name: 'has space' }), 'subagent-name', /"has space"/);
     await assertRejected(client.spawnSubagent(parent, { name: 'b', extra: 1 } as never), 'subagent-name', /"extra"/);
-    const history = await client.exportHistory(parent);
-    const spawns = ('runs' in history ? history.runs.flatMap((r) => r.events) : history.events).filter(
-      (e) => (e as { workflowExecutionUpdateAcceptedEventAttributes?: { acceptedRequest?: { input?: { name?: string } } } })
-        .workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'subagent/spawn',
-    );
-    assert.equal(spawns.length, 1);
+    assert.equal(countAcceptedUpdates(await client.exportHistory(parent), subagentSpawnUpdate.name), 1);
     assert.equal((await client.session(parent)).children.length, 1);
   });
 

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
-import { foldHistory, parseExportedHistory, runsOf, type ExportedHistory } from '../../src/history/session-history';
+import { editAcceptedUpdates, foldHistory, parseExportedHistory, runCount, runsOf, type ExportedHistory } from '../../src/history';
+import { subagentSpawnUpdate } from '../../workflows/messages';
 import type { SessionState, TodoPolicy } from '../../src/todo';
 import { replaySessionHistory } from '../../src/worker';
 import { replaySession, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
@@ -85,20 +86,11 @@ describe('rules that may change never run on replay', () => {
     // Edit the v0 history the way a stricter release would see it: the accepted spawn's task is
     // now longer than today's validator allows (4,000 characters). It was accepted then, so it
     // must replay now.
-    const history = structuredClone(load('v0-spawn-and-child-closed.json')) as { events: Array<Record<string, any>> };
     const long = 'x'.repeat(5000);
-    let edited = 0;
-    for (const event of history.events) {
-      const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-      if (input?.name !== 'subagent/spawn') continue;
-      const payload = input.args.payloads[0];
-      const args = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
-      payload.data = Buffer.from(JSON.stringify({ ...args, task: long })).toString('base64');
-      edited++;
-    }
+    const { history, edited } = editAcceptedUpdates(load('v0-spawn-and-child-closed.json'), subagentSpawnUpdate.name, (args) => ({ ...(args as object), task: long }));
     assert.equal(edited, 1);
     for (const policy of POLICIES) {
-      const report = await replaySessionHistory(history as ExportedHistory, policy);
+      const report = await replaySessionHistory(history, policy);
       assert.equal(report.final.children[0]?.task, long);
     }
   });
@@ -131,7 +123,7 @@ describe('multi-agent sessions with a replay on every workflow task', () => {
         }
       }
       const history = await client.exportHistory(parent);
-      assert.ok('runs' in history && history.runs.length >= 3, 'the parent continued as new several times');
+      assert.ok(runCount(history) >= 3, 'the parent continued as new several times');
     } finally {
       await client.closeConnection();
     }

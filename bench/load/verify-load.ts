@@ -13,15 +13,15 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { SessionClient } from '../src/client';
-import type { ExportedHistory } from '../src/history/session-history';
-import { countAcceptedUpdates } from '../test/helpers';
-import { loadSessionIds, type AcceptedWrite, type WriterReport } from './load-writer';
+import type { SessionClient } from '../../src/client';
+import { acceptedUpdates, historyEventsJson, type ExportedHistory } from '../../src/history';
+import { todoWriteUpdate } from '../../workflows/messages';
+import { loadSessionIds, type AcceptedWrite, type WriterReport } from './writer';
 
-export type { AcceptedWrite, FailedWrite, WriterReport } from './load-writer';
+export type { AcceptedWrite, FailedWrite, WriterReport } from './writer';
 export { loadSessionIds };
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '..', '..');
 const WRITER_SCRIPT = join('scripts', 'load-writer.ts');
 
 /** What to run: `writers` processes, each writing `writes` times to every session `prefix-0` … `prefix-(sessions-1)`. */
@@ -136,38 +136,14 @@ export interface LoggedUpdate {
   todos: unknown;
 }
 
-interface AcceptedEvent {
-  workflowExecutionUpdateAcceptedEventAttributes?: {
-    acceptedRequest?: {
-      meta?: { updateId?: string };
-      input?: { name?: string; args?: { payloads?: Array<{ data?: string }> } };
-    };
-  };
-}
-
 /** The accepted `todo_write` updates of a history (every run of it), in history order. */
 export function acceptedTodoWrites(history: ExportedHistory): LoggedUpdate[] {
-  const events = 'runs' in history ? history.runs.flatMap((run) => run.events) : history.events;
-  const found: LoggedUpdate[] = [];
-  for (const event of events as AcceptedEvent[]) {
-    const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
-    if (request?.input?.name !== 'todo_write') continue;
-    const data = request.input.args?.payloads?.[0]?.data;
-    let todos: unknown;
-    try {
-      todos = data !== undefined ? (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { todos?: unknown }).todos : undefined;
-    } catch {
-      todos = undefined;
-    }
-    found.push({ updateId: request.meta?.updateId ?? '', todos });
-  }
-  return found;
+  return acceptedUpdates(history, todoWriteUpdate.name).map(({ updateId, args }) => ({ updateId, todos: (args[0] as { todos?: unknown } | undefined)?.todos }));
 }
 
 /** Workflow tasks that failed or timed out in a history (every run of it). */
 export function countTaskRetries(history: ExportedHistory): number {
-  const events = 'runs' in history ? history.runs.flatMap((run) => run.events) : history.events;
-  return (events as Array<Record<string, unknown>>).filter(
+  return historyEventsJson(history).filter(
     (event) => event.workflowTaskFailedEventAttributes !== undefined || event.workflowTaskTimedOutEventAttributes !== undefined,
   ).length;
 }
@@ -177,7 +153,7 @@ export interface SessionVerification {
   session: string;
   /** Distinct update ids the writers report as accepted. */
   reported: number;
-  /** Accepted `todo_write` updates in the history (countAcceptedUpdates). */
+  /** Accepted `todo_write` updates in the history. */
   inHistory: number;
   /** The session's version at the end. */
   version: number;
@@ -264,7 +240,7 @@ async function verifySession(
   const snapshot = await client.session(session);
 
   // (a) nothing lost, nothing doubled
-  const inHistory = countAcceptedUpdates(history);
+  const inHistory = acceptedTodoWrites(history).length;
   if (inHistory !== n) problems.push(`history holds ${inHistory} accepted todo_write updates, the writers report ${n}`);
 
   // (b) the final list is the list of the write that answered the highest version

@@ -6,15 +6,16 @@
  * and two broken copies of the first, each with one todo_write edited by hand in its payload:
  *   broken-untrimmed.json (a content with leading spaces) and broken-repeated.json (a content repeated).
  *
- * Run: npx tsx scripts/record-histories.ts
+ * Run: npm run record-histories
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HistoryJson } from '../src/history/session-history';
-import type { TodoPolicy } from '../src/todo';
-import { connectClient, startWorker, todo, uniqueId } from '../test/helpers';
+import { editAcceptedUpdates, type HistoryJson } from '../../src/history';
+import { todoWriteUpdate } from '../../workflows/messages';
+import type { TodoPolicy } from '../../src/todo';
+import { connectClient, startWorker, todo, uniqueId } from '../helpers';
 
-const OUT = join(__dirname, '..', 'test', 'histories');
+const OUT = join(__dirname, '..', 'histories');
 
 async function record(policy: TodoPolicy): Promise<HistoryJson> {
   const taskQueue = uniqueId('record');
@@ -47,20 +48,16 @@ async function record(policy: TodoPolicy): Promise<HistoryJson> {
   }
 }
 
-/** Edits the first todo_write's first content in place, the way a person would corrupt a log. */
+/** Edits the first todo_write's list in a copy, the way a person would corrupt a log. */
 function breakHistory(history: HistoryJson, edit: (todos: Array<{ content: string; status: string }>) => void): HistoryJson {
-  const copy = JSON.parse(JSON.stringify(history)) as HistoryJson;
-  type Accepted = { acceptedRequest?: { input?: { name?: string; args: { payloads: Array<{ data: string }> } } } };
-  for (const event of copy.events as Array<{ workflowExecutionUpdateAcceptedEventAttributes?: Accepted }>) {
-    const input = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-    if (input?.name !== 'todo_write') continue;
-    const payload = input.args.payloads[0]!;
-    const args = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
-    edit(args.todos);
-    payload.data = Buffer.from(JSON.stringify(args)).toString('base64');
+  const { history: broken, edited } = editAcceptedUpdates(history, todoWriteUpdate.name, (args, index) => {
+    if (index > 0) return args;
+    const copy = structuredClone(args) as { todos: Array<{ content: string; status: string }> };
+    edit(copy.todos);
     return copy;
-  }
-  throw new Error('no todo_write in the history');
+  });
+  if (edited === 0) throw new Error('no todo_write in the history');
+  return broken as HistoryJson;
 }
 
 async function main(): Promise<void> {

@@ -4,15 +4,15 @@
  * histories must keep replaying: the replay tests hold every later release to them
  * (test/histories/README.md says which release recorded which prefix).
  *
- * Run: npx tsx scripts/record-legacy-histories.ts <prefix>
+ * Run: npx tsx test/recording/record-legacy-histories.ts <prefix>
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SessionClient, TodoRejectedError } from '../src/client';
-import type { ExportedHistory } from '../src/history/session-history';
-import { connectClient, runTemporalCli, startWorker, temporalAddress, todo, uniqueId } from '../test/helpers';
+import { SessionClient, TodoRejectedError } from '../../src/client';
+import type { ExportedHistory } from '../../src/history/session-history';
+import { connectClient, runTemporalCli, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
 
-const OUT = join(__dirname, '..', 'test', 'histories');
+const OUT = join(__dirname, '..', 'histories');
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -24,7 +24,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 
 async function main(): Promise<void> {
   const prefix = process.argv[2];
-  if (!prefix) throw new Error('usage: record-legacy-histories.ts <prefix>');
+  if (!prefix) throw new Error('usage: npx tsx test/recording/record-legacy-histories.ts <prefix>');
   const taskQueue = uniqueId('record-legacy');
   const worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
   const client = await connectClient(taskQueue);
