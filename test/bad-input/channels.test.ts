@@ -17,9 +17,10 @@ import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { TodoRejectedError, type SessionClient } from '../../src/client';
-import { runsOf, sessionEventsFromHistory } from '../../src/history/session-history';
+import { historyEventsJson, runsOf, sessionEventsFromHistory } from '../../src/history';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { RejectionRule, TodoItem } from '../../src/todo';
+import { replaySessionHistory } from '../../src/worker';
 import {
   connectClient,
   countAcceptedUpdates,
@@ -292,9 +293,9 @@ async function runBatch(driver: Driver, cases: readonly CorpusCase[], report: Ch
     .flatMap((run) => sessionEventsFromHistory(run, sessionId))
     .flatMap(({ event }) => (event.type === 'todo/write' ? [event.todos] : []));
   assert.deepEqual(logged, stored, `${driver.channel}: each logged write is the list the session answered after it`);
-  const failedTasks = historyEvents(history).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
+  const failedTasks = historyEventsJson(history).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
   assert.deepEqual(failedTasks, [], `${driver.channel}: no workflow task failed in ${sessionId}`);
-  const replayed = await client.replay(history, POLICY);
+  const replayed = await replaySessionHistory(history, POLICY);
   assert.deepEqual(replayed.final.todos, stored.at(-1), `${driver.channel}: the history replays to the same list`);
 }
 
@@ -552,7 +553,7 @@ test('an unknown property with a 1.5 MB name is rejected without failing a workf
   } catch (error) {
     next = describeError(error);
   }
-  const failedTasks = historyEvents(await client.exportHistory(id)).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
+  const failedTasks = historyEventsJson(await client.exportHistory(id)).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
   triedPerChannel.set('client (1.5 MB key)', 1);
   t.diagnostic(`1.5 MB key: ${show(verdict)} after ${tookMs} ms; the next write: ${next}; failed workflow tasks in history: ${failedTasks.length}`);
   if (verdict.kind !== 'rejected' || failedTasks.length > 0 || next !== 'accepted') {
@@ -687,9 +688,6 @@ function firstRule(message: string): RejectionRule | undefined {
   return undefined;
 }
 
-function historyEvents(history: Awaited<ReturnType<SessionClient['exportHistory']>>): Array<Record<string, unknown>> {
-  return ('runs' in history ? history.runs.flatMap((run) => run.events) : history.events) as Array<Record<string, unknown>>;
-}
 
 function isDeepStrictEqual(a: unknown, b: unknown): boolean {
   try {

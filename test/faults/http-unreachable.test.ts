@@ -5,7 +5,7 @@ import { findFreePort } from '../../src/devserver';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { TodoPolicy } from '../../src/todo';
 import { createWorker, type SessionWorker } from '../../src/worker';
-import { acceptedTodoWrites } from '../../scripts/verify-load';
+import { acceptedTodoWrites } from '../../bench/load/verify-load';
 import { httpCall, todo, uniqueId, type HttpAnswer } from '../helpers';
 import { killStrays, OwnTemporal, sleep } from './fault-helpers';
 
