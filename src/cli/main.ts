@@ -10,6 +10,7 @@ import { treeJson } from '../client/tree-json';
 import { renderListing, renderTree } from './render-tree';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 import { addClusterCommand } from './cluster-command';
+import { addModelServerCommand } from './model-server-command';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
@@ -243,6 +244,7 @@ export function buildProgram(): Command {
     });
 
   addClusterCommand(program);
+  addModelServerCommand(program);
   return program;
 }
 
