@@ -3,7 +3,8 @@
  * next to a no-op query. Every iteration runs each compared call once, sequentially, in a
  * rotating order, so the machine's noise falls on all of them alike.
  */
-import { acceptTodoWrite, applySessionEvent, INITIAL_SESSION_STATE, writeResult, type SessionState } from '../src/todo';
+import { acceptTodoWrite } from '../src/todo';
+import { applySessionEvent, INITIAL_SESSION_STATE, writeResult, type SessionState } from '../src/session';
 import { BARE_WORKFLOW_TYPE, bareCloseUpdate } from './baseline-workflows';
 import { pcts, type MeasurementResult, type Row } from './report';
 import { calls, describeBundles, interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';

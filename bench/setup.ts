@@ -12,7 +12,8 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } fro
 import { SessionClient, withBusyRetry } from '../src/client';
 import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../src/config/temporal-config';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
-import type { TodoItem, TodoPolicy, TodoWriteArgs, TodoWriteResult } from '../src/todo';
+import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
+import type { TodoWriteResult } from '../src/session';
 import { bundleSessionWorkflows, createWorker, type SessionWorker } from '../src/worker';
 import { todosQuery, todoWriteUpdate } from '../workflows/messages';
 import { BARE_WORKFLOW_TYPE, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';

@@ -21,23 +21,19 @@ export {
 } from './history/session-history';
 export {
   acceptTodoWrite,
-  applySessionEvent,
   assertTodoInvariant,
   countTodos,
   DEFAULT_TODO_BOUNDS,
   describeTodoWrite,
-  foldSession,
   foldTodos,
   InvariantViolation,
   renderCounts,
   renderTodoList,
-  TodoRejection,
+  Rejection,
   todoWriteArgsSchema,
   todoWriteToolDefinition,
   trimTodoWriteArgs,
   type RejectionRule,
-  type SessionSnapshot,
-  type SessionState,
   type TodoBounds,
   type TodoCounts,
   type TodoItem,
@@ -47,6 +43,12 @@ export {
   type TodoWriteArgs,
   type TodoWriteToolDefinition,
 } from './todo';
+export {
+  applySessionEvent,
+  foldSession,
+  type SessionSnapshot,
+  type SessionState,
+} from './session';
 export {
   bundleSessionWorkflows,
   createWorker,

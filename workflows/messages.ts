@@ -4,16 +4,8 @@
  * can use it. Wire names are what other Temporal clients (the `temporal` CLI, other SDKs) use.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type {
-  SessionInput,
-  SessionSnapshot,
-  SubagentSpawnInput,
-  TodoCounts,
-  TodoItem,
-  TodoList,
-  TodoWriteArgs,
-  TodoWriteResult,
-} from '../src/todo';
+import type { TodoCounts, TodoItem, TodoList, TodoWriteArgs } from '../src/todo';
+import type { SessionInput, SessionSnapshot, SubagentSpawnInput, TodoWriteResult } from '../src/session';
 
 /** The workflow type of a session, as other clients name it. */
 export const SESSION_WORKFLOW_TYPE = 'agentSession';

@@ -31,7 +31,7 @@ import {
   SessionInputRejection,
   snapshotSession,
   subagentIdTaken,
-  TodoRejection,
+  Rejection,
   writeResult,
   type SessionEvent,
   type SessionInput,
@@ -39,7 +39,7 @@ import {
   type SessionState,
   type TodoCounts,
   type TodoWriteArgs,
-} from '../src/todo/workflow-api';
+} from '../src/session/workflow-api';
 import { deploymentPolicy } from './deployment-policy';
 import {
   closeUpdate,
@@ -241,7 +241,7 @@ function asFailure(type: RejectionType, check: () => void): void {
   try {
     check();
   } catch (error) {
-    if (error instanceof TodoRejection) throw asApplicationFailure(type, error);
+    if (error instanceof Rejection) throw asApplicationFailure(type, error);
     throw error;
   }
 }
@@ -249,7 +249,7 @@ function asFailure(type: RejectionType, check: () => void): void {
 /** How a refusal travels: `TodoRejected` for writes, `SpawnRejected` for spawns. */
 type RejectionType = 'TodoRejected' | 'SpawnRejected';
 
-function asApplicationFailure(type: RejectionType, rejection: TodoRejection): ApplicationFailure {
+function asApplicationFailure(type: RejectionType, rejection: Rejection): ApplicationFailure {
   // The message already lists at most ten problems; the details must stay as small, whatever
   // was sent (a failure larger than Temporal's payload limit would fail the workflow task).
   return rejected(type, rejection.message, rejection.rule, rejection.problems.slice(0, 10));

@@ -17,21 +17,23 @@ import { exportSessionHistory } from '../history/export-history';
 import type { ExportedHistory } from '../history/session-history';
 import {
   acceptTodoWrite,
-  CONTINUE_AS_NEW_AFTER_RANGE,
   jsonUtf8Length,
-  SESSION_ID_SEPARATOR,
-  TodoRejection,
-  topLevelIdProblem,
+  Rejection,
   trimTodoWriteArgs,
   type RejectionProblem,
   type RejectionRule,
-  type SessionSnapshot,
-  type SubagentSpawnInput,
   type TodoCounts,
   type TodoList,
   type TodoWriteArgs,
-  type TodoWriteResult,
 } from '../todo';
+import {
+  CONTINUE_AS_NEW_AFTER_RANGE,
+  SESSION_ID_SEPARATOR,
+  topLevelIdProblem,
+  type SessionSnapshot,
+  type SubagentSpawnInput,
+  type TodoWriteResult,
+} from '../session';
 import {
   closeUpdate,
   SESSION_WORKFLOW_TYPE,
@@ -535,7 +537,7 @@ function refuseUnsendable(args: unknown): void {
     // (shape, count or size), and the model gets the very sentence the workflow would give.
     acceptTodoWrite(args, { allowParallelInProgress: true });
   } catch (error) {
-    if (error instanceof TodoRejection) throw new TodoRejectedError(error.message, error.rule, error.problems);
+    if (error instanceof Rejection) throw new TodoRejectedError(error.message, error.rule, error.problems);
     throw error;
   }
   const detail =

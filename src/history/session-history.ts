@@ -11,6 +11,7 @@ import {
   turnStartSignal,
   type AgentSessionInput,
 } from '../../workflows/messages';
+import { InvariantViolation, type TodoCounts } from '../todo';
 import {
   applySessionEvent,
   assertCarriedState,
@@ -19,12 +20,10 @@ import {
   childSessionId,
   ignoredSignalReason,
   INITIAL_SESSION_STATE,
-  InvariantViolation,
   SessionInputRejection,
   type SessionEvent,
   type SessionState,
-  type TodoCounts,
-} from '../todo';
+} from '../session';
 
 /** A workflow history as Temporal's protobuf types hold it. */
 export type History = temporal.api.history.v1.IHistory;

@@ -1,5 +1,5 @@
 import { SessionTimeoutError, type SessionClient } from '../client';
-import type { SessionSnapshot } from '../todo';
+import type { SessionSnapshot } from '../session';
 import { withTimeLimit } from './time-limit';
 
 /**

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 import type { TodoPolicy } from './policy';
-import { describeValue, formatPath, TodoRejection, type RejectionProblem, type RejectionRule } from './rejection';
+import { describeValue, formatPath, Rejection, type RejectionProblem, type RejectionRule } from './rejection';
 import type * as SchemaModule from './schema';
 import type { TodoWriteArgs } from './schema';
 import type { TodoItem } from './todo-item';
@@ -31,7 +31,7 @@ function schemaFor(bounds: TodoBounds): ReturnType<typeof SchemaModule.todoWrite
  * is refused rather than silently rewritten. Client-side callers trim first with
  * {@link trimTodoWriteArgs}, which is what the tool layer of this project does.
  *
- * @throws TodoRejection naming every broken rule, with the index and offending value.
+ * @throws Rejection naming every broken rule, with the index and offending value.
  * @example
  * acceptTodoWrite({ todos: [{ content: 'Run lint', status: 'pending' }] }, { allowParallelInProgress: false })
  */
@@ -41,7 +41,7 @@ export function acceptTodoWrite(
   bounds: TodoBounds = DEFAULT_TODO_BOUNDS,
 ): TodoItem[] {
   const parsed = schemaFor(bounds).safeParse(args);
-  if (!parsed.success) throw new TodoRejection(shapeProblems(parsed.error.issues, args));
+  if (!parsed.success) throw new Rejection(shapeProblems(parsed.error.issues, args));
 
   const todos = parsed.data.todos;
   const problems = valueProblems(todos);
@@ -66,7 +66,7 @@ export function acceptTodoWrite(
     });
   }
 
-  if (problems.length > 0) throw new TodoRejection(problems);
+  if (problems.length > 0) throw new Rejection(problems);
   return todos.map(({ content, status }) => ({ content, status }));
 }
 

@@ -36,13 +36,14 @@ export interface RejectionProblem {
 const LISTED_PROBLEMS = 10;
 
 /**
- * Thrown when a write breaks an acceptance rule. Pure domain error: the workflow turns it into
- * a Temporal `ApplicationFailure` of type `TodoRejected`, the client back into
- * `TodoRejectedError`. The message lists every problem found (up to ten), so one correction
+ * Thrown when a request (a write, a spawn) breaks an acceptance rule. Pure domain error: the
+ * workflow turns it into a Temporal `ApplicationFailure` (`TodoRejected` for a write,
+ * `SpawnRejected` for a spawn), the client back into `TodoRejectedError` or
+ * `SpawnRejectedError`. The message lists every problem found (up to ten), so one correction
  * can fix them all.
  */
-export class TodoRejection extends Error {
-  override readonly name = 'TodoRejection';
+export class Rejection extends Error {
+  override readonly name = 'Rejection';
   /** The rule of the first problem. */
   readonly rule: RejectionRule;
   readonly problems: readonly RejectionProblem[];
@@ -52,7 +53,7 @@ export class TodoRejection extends Error {
    */
   constructor(problems: readonly RejectionProblem[], message = 'todo_write') {
     const first = problems[0];
-    if (first === undefined) throw new RangeError('a TodoRejection needs at least one problem');
+    if (first === undefined) throw new RangeError('a Rejection needs at least one problem');
     // Paths and details quote the sender's input: keep each bounded whatever was sent.
     const bounded = problems.map((p) => ({ ...p, path: cut(p.path, 120), detail: cut(p.detail, 400) }));
     super(formatRejection(bounded, message));

@@ -8,7 +8,8 @@ import {
   type ExportedHistory,
   type History,
 } from '../history/session-history';
-import { assertTodoPolicy, InvariantViolation, type SessionState, type TodoPolicy } from '../todo';
+import { assertTodoPolicy, InvariantViolation, type TodoPolicy } from '../todo';
+import { type SessionState } from '../session';
 import { bundleSessionWorkflows } from './workflow-bundle';
 
 /** What a clean replay found. */

@@ -13,7 +13,7 @@ import {
   REJECTION_RULES,
   acceptTodoWrite,
   TODO_STATUSES,
-  TodoRejection,
+  Rejection,
   trimTodoWriteArgs,
   type RejectionProblem,
   type RejectionRule,
@@ -76,7 +76,7 @@ export function predictArgs(args: unknown): Outcome {
   try {
     return { kind: 'accepted', todos: acceptTodoWrite(args, POLICY) };
   } catch (error) {
-    if (!(error instanceof TodoRejection)) throw error;
+    if (!(error instanceof Rejection)) throw error;
     return { kind: 'rejected', rule: error.rule, message: error.message, problems: error.problems };
   }
 }

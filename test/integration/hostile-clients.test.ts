@@ -9,7 +9,7 @@ import {
   SpawnRejectedError,
 } from '../../src/client';
 import { foldHistory, loggedSignals, runCount, runsOf } from '../../src/history';
-import { IGNORED_SIGNALS_KEPT } from '../../src/todo';
+import { IGNORED_SIGNALS_KEPT } from '../../src/session';
 import {
   assertRejected,
   connectClient,

@@ -5,7 +5,8 @@ import { after, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import { editAcceptedUpdates, foldHistory, parseExportedHistory, runCount, runsOf, type ExportedHistory } from '../../src/history';
 import { subagentSpawnUpdate } from '../../workflows/messages';
-import type { SessionState, TodoPolicy } from '../../src/todo';
+import type { TodoPolicy } from '../../src/todo';
+import type { SessionState } from '../../src/session';
 import { replaySessionHistory } from '../../src/worker';
 import { replaySession, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
 

@@ -9,7 +9,7 @@ import {
   SessionInputRejection,
   topLevelIdProblem,
   type RunFacts,
-} from '../../src/todo';
+} from '../../src/session';
 import * as messages from '../../workflows/messages';
 
 const fresh: RunFacts = { workflowId: 'build-42', parentWorkflowId: undefined, continuedFromRunId: undefined };

@@ -5,7 +5,7 @@ import {
   assertTodoInvariant,
   DEFAULT_TODO_BOUNDS,
   jsonUtf8Length,
-  TodoRejection,
+  Rejection,
   trimTodoWriteArgs,
   type TodoBounds,
   type TodoItem,
@@ -16,17 +16,17 @@ import {
 const SINGLE: TodoPolicy = { allowParallelInProgress: false };
 const PARALLEL: TodoPolicy = { allowParallelInProgress: true };
 
-function rejection(fn: () => unknown): TodoRejection {
+function rejection(fn: () => unknown): Rejection {
   try {
     fn();
   } catch (error) {
-    if (error instanceof TodoRejection) return error;
+    if (error instanceof Rejection) return error;
     throw error;
   }
-  assert.fail('expected a TodoRejection, but the write was accepted');
+  assert.fail('expected a Rejection, but the write was accepted');
 }
 
-function rejectWrite(args: unknown, policy: TodoPolicy = SINGLE, bounds?: TodoBounds): TodoRejection {
+function rejectWrite(args: unknown, policy: TodoPolicy = SINGLE, bounds?: TodoBounds): Rejection {
   return rejection(() => (bounds === undefined ? acceptTodoWrite(args, policy) : acceptTodoWrite(args, policy, bounds)));
 }
 
@@ -38,7 +38,7 @@ function pendingList(n: number): TodoItem[] {
   return Array.from({ length: n }, (_, i) => todo(`step ${i}`));
 }
 
-function assertOneProblem(error: TodoRejection, rule: TodoRejection['rule'], ...fragments: string[]): void {
+function assertOneProblem(error: Rejection, rule: Rejection['rule'], ...fragments: string[]): void {
   assert.equal(error.rule, rule);
   assert.equal(error.problems.length, 1, error.message);
   assert.ok(error.message.startsWith('todo_write rejected: '), error.message);

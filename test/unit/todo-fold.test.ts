@@ -1,16 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { foldTodos, InvariantViolation, type TodoItem } from '../../src/todo';
 import {
   applySessionEvent,
   foldSession,
-  foldTodos,
   INITIAL_SESSION_STATE,
-  InvariantViolation,
   snapshotSession,
   type SessionEvent,
   type SessionState,
-  type TodoItem,
-} from '../../src/todo';
+} from '../../src/session';
 
 const A: TodoItem[] = [
   { content: 'Plan', status: 'completed' },

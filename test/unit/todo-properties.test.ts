@@ -6,17 +6,14 @@ import {
   acceptTodoWrite,
   assertTodoInvariant,
   contentKey,
-  foldSession,
-  INITIAL_SESSION_STATE,
   TODO_STATUSES,
-  TodoRejection,
+  Rejection,
   trimTodoWriteArgs,
-  type SessionEvent,
-  type SessionState,
   type TodoItem,
   type TodoList,
   type TodoPolicy,
 } from '../../src/todo';
+import { foldSession, INITIAL_SESSION_STATE, type SessionEvent, type SessionState } from '../../src/session';
 
 const SINGLE: TodoPolicy = { allowParallelInProgress: false };
 const PARALLEL: TodoPolicy = { allowParallelInProgress: true };
@@ -119,13 +116,13 @@ const anythingArgs: fc.Arbitrary<unknown> = fc.oneof(
 const jsonSafeArgs = fc.oneof({ weight: 3, arbitrary: nearValidArgs }, { weight: 1, arbitrary: jsonArgs });
 const allArgs = fc.oneof({ weight: 3, arbitrary: nearValidArgs }, { weight: 1, arbitrary: jsonArgs }, { weight: 1, arbitrary: anythingArgs });
 
-type Outcome = { accepted: TodoItem[] } | { rejected: TodoRejection };
+type Outcome = { accepted: TodoItem[] } | { rejected: Rejection };
 
 function attempt(args: unknown, policy: TodoPolicy): Outcome {
   try {
     return { accepted: acceptTodoWrite(args, policy) };
   } catch (error) {
-    if (error instanceof TodoRejection) return { rejected: error };
+    if (error instanceof Rejection) return { rejected: error };
     throw error;
   }
 }
@@ -167,7 +164,7 @@ describe('acceptance properties', () => {
     );
   });
 
-  test('arbitrary input is either accepted as sent or rejected with a TodoRejection naming a known rule', () => {
+  test('arbitrary input is either accepted as sent or rejected with a Rejection naming a known rule', () => {
     const seen = new Set<string>();
     fc.assert(
       fc.property(allArgs, fc.boolean(), (args, allowParallelInProgress) => {
@@ -175,7 +172,7 @@ describe('acceptance properties', () => {
         try {
           outcome = attempt(args, { allowParallelInProgress });
         } catch (error) {
-          assert.fail(`a non-TodoRejection error escaped: ${String(error)}`);
+          assert.fail(`a non-Rejection error escaped: ${String(error)}`);
         }
         if ('accepted' in outcome) {
           seen.add('accepted');
@@ -183,7 +180,7 @@ describe('acceptance properties', () => {
           return;
         }
         const { rejected } = outcome;
-        assert.equal(rejected.name, 'TodoRejection');
+        assert.equal(rejected.name, 'Rejection');
         assert.ok(rejected.message.startsWith('todo_write rejected'), rejected.message);
         assert.ok((REJECTION_RULES as readonly string[]).includes(rejected.rule), rejected.rule);
         assert.ok(rejected.problems.length > 0);

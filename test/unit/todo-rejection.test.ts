@@ -1,33 +1,33 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeValue, formatPath, TodoRejection, type RejectionProblem } from '../../src/todo';
+import { describeValue, formatPath, Rejection, type RejectionProblem } from '../../src/todo';
 
 const problem = (i: number): RejectionProblem => ({ rule: 'empty-content', path: `todos[${i}].content`, detail: `detail ${i}` });
 
-describe('TodoRejection', () => {
+describe('Rejection', () => {
   test('a single problem reads "todo_write rejected:" then the detail and the rule', () => {
-    const error = new TodoRejection([{ rule: 'session-closed', path: 'arguments', detail: 'the session is closed' }]);
+    const error = new Rejection([{ rule: 'session-closed', path: 'arguments', detail: 'the session is closed' }]);
     assert.equal(error.message, 'todo_write rejected: the session is closed [session-closed]');
     assert.equal(error.rule, 'session-closed');
-    assert.equal(error.name, 'TodoRejection');
+    assert.equal(error.name, 'Rejection');
     assert.ok(error instanceof Error);
   });
 
   test('several problems are counted in the head and separated by semicolons', () => {
-    const error = new TodoRejection([problem(0), { rule: 'shape', path: 'todos', detail: 'bad' }]);
+    const error = new Rejection([problem(0), { rule: 'shape', path: 'todos', detail: 'bad' }]);
     assert.equal(error.message, 'todo_write rejected (2 problems): detail 0 [empty-content]; bad [shape]');
     assert.equal(error.rule, 'empty-content');
   });
 
   test('the rule is the rule of the first problem and every problem is kept', () => {
     const problems = Array.from({ length: 25 }, (_, i) => problem(i));
-    const error = new TodoRejection(problems);
+    const error = new Rejection(problems);
     assert.deepStrictEqual(error.problems, problems);
     assert.ok(error.message.endsWith('detail 9 [empty-content]; …and 15 more problems'), error.message);
   });
 
   test('a rejection with no problem cannot be made', () => {
-    assert.throws(() => new TodoRejection([]), RangeError);
+    assert.throws(() => new Rejection([]), RangeError);
   });
 });
 

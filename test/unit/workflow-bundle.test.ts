@@ -18,7 +18,7 @@ describe('the workflow bundle cache', () => {
     const entry = JSON.parse(readFileSync(bundleCacheFile(POLICY, cacheDir), 'utf8')) as { code: string; files: Array<[string, string]> };
     assert.equal(entry.code, code);
     const files = entry.files.map(([path]) => relative(ROOT, path));
-    for (const expected of ['workflows/session.ts', 'workflows/messages.ts', 'src/todo/acceptance.ts', 'src/todo/fold.ts']) {
+    for (const expected of ['workflows/session.ts', 'workflows/messages.ts', 'src/todo/acceptance.ts', 'src/session/apply-event.ts']) {
       assert.ok(files.includes(expected), `${expected} is recorded`);
     }
     for (const pkg of ['node_modules/@temporalio/workflow/', 'node_modules/zod/']) {
@@ -35,7 +35,7 @@ describe('the workflow bundle cache', () => {
 
     const entry = JSON.parse(readFileSync(file, 'utf8')) as { code: string; files: Array<[string, string]> };
     // Stand in for an edited source: record another hash for one file of each kind, in turn.
-    for (const pick of ['workflows/', 'src/todo/', 'node_modules/@temporalio/', 'node_modules/zod/']) {
+    for (const pick of ['workflows/', 'src/todo/', 'src/session/', 'node_modules/@temporalio/', 'node_modules/zod/']) {
       const index = entry.files.findIndex(([path]) => relative(ROOT, path).startsWith(pick));
       assert.ok(index >= 0, pick);
       const stale = structuredClone(entry);

@@ -1,7 +1,6 @@
-import { RECENT_WRITES_KEPT, type SessionState } from './fold';
+import { assertTodoInvariant, describeValue, InvariantViolation } from '../todo';
+import { RECENT_WRITES_KEPT, type SessionState } from './session-state';
 import { IGNORED_SIGNALS_KEPT } from './ignored-signal';
-import { assertTodoInvariant, InvariantViolation } from './invariant';
-import { describeValue } from './rejection';
 
 const WHERE = 'the state carried into this run';
 

@@ -1,20 +1,20 @@
-import { describeValue, TodoRejection } from './rejection';
+import { describeValue, Rejection } from '../todo';
 
 /**
  * Optimistic concurrency: a write based on version `expected` is refused unless the session is
  * still at that version, so a stale writer never clobbers a newer list. `undefined` skips it.
  *
- * @throws TodoRejection (`stale-version`) giving both versions, or (`shape`) for a bad value.
+ * @throws Rejection (`stale-version`) giving both versions, or (`shape`) for a bad value.
  */
 export function checkExpectedVersion(expected: unknown, current: number): void {
   if (expected === undefined || expected === null) return;
   if (typeof expected !== 'number' || !Number.isInteger(expected) || expected < 0) {
-    throw new TodoRejection([
+    throw new Rejection([
       { rule: 'shape', path: 'expectedVersion', detail: `expectedVersion must be a non-negative integer, got ${describeValue(expected)}` },
     ]);
   }
   if (expected !== current) {
-    throw new TodoRejection([
+    throw new Rejection([
       {
         rule: 'stale-version',
         path: 'expectedVersion',
@@ -29,18 +29,18 @@ export function checkExpectedVersion(expected: unknown, current: number): void {
  * the version check. Anything else there — a typo such as `expectedVersoin`, a number, an
  * array — is refused, because ignoring it would silently skip the check the sender asked for.
  *
- * @throws TodoRejection (`shape` or `stale-version`).
+ * @throws Rejection (`shape` or `stale-version`).
  */
 export function checkWriteOptions(options: unknown, current: number): void {
   if (options === undefined || options === null) return;
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TodoRejection([
+    throw new Rejection([
       { rule: 'shape', path: 'options', detail: `the second argument must be an object {"expectedVersion": N}, got ${describeValue(options)}` },
     ]);
   }
   const unknown = Object.keys(options).filter((key) => key !== 'expectedVersion');
   if (unknown.length > 0) {
-    throw new TodoRejection([
+    throw new Rejection([
       {
         rule: 'shape',
         path: 'options',

@@ -1,4 +1,4 @@
-import type { TodoCounts } from './todo-item';
+import type { TodoCounts } from '../todo';
 
 /** Fields every event may carry. */
 interface EventBase {

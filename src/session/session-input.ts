@@ -1,5 +1,6 @@
-import type { SessionParent, SessionState } from './fold';
-import { describeValue } from './rejection';
+import { describeValue } from '../todo';
+import type { SessionState } from './session-state';
+import type { SessionParent } from './snapshot';
 import { childSessionId, MAX_TASK_LENGTH } from './subagent';
 
 /** Input of a session run. Empty for a fresh top-level session. */

@@ -1,5 +1,5 @@
-import type { SessionState } from './fold';
-import { describeValue, TodoRejection } from './rejection';
+import { describeValue, Rejection } from '../todo';
+import type { SessionState } from './session-state';
 
 /** What `subagent/spawn` takes: the subagent's name, unique within its parent, and its task. */
 export interface SubagentSpawnInput {
@@ -26,7 +26,7 @@ export function childSessionId(parentId: string, name: string): string {
  * what was accepted without judging it again.
  *
  * @param starting names of subagents whose child is being started right now (not yet recorded).
- * @throws TodoRejection: `subagent-name` for a missing or malformed name or task,
+ * @throws Rejection: `subagent-name` for a missing or malformed name or task,
  *   `subagent-exists` when the name is taken, `session-closed` when the parent is closed.
  */
 export function acceptSubagentSpawn(
@@ -35,7 +35,7 @@ export function acceptSubagentSpawn(
   starting: ReadonlySet<string> = new Set(),
 ): { name: string; task?: string } {
   const reject = (rule: 'subagent-name' | 'subagent-exists' | 'session-closed', path: string, detail: string): never => {
-    throw new TodoRejection([{ rule, path, detail }], 'subagent/spawn');
+    throw new Rejection([{ rule, path, detail }], 'subagent/spawn');
   };
   if (state.closed) reject('session-closed', 'session', 'the session is closed and starts no more subagents');
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -62,8 +62,8 @@ export function acceptSubagentSpawn(
  * started directly with that id, or an earlier one: ids are never reused). The parent records
  * nothing: a subagent is recorded only once its child has really started.
  */
-export function subagentIdTaken(childId: string): TodoRejection {
-  return new TodoRejection(
+export function subagentIdTaken(childId: string): Rejection {
+  return new Rejection(
     [
       {
         rule: 'subagent-id-taken',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { InvariantViolation, Rejection } from '../../src/todo';
 import {
   acceptSubagentSpawn,
   applySessionEvent,
@@ -9,11 +10,9 @@ import {
   childSessionId,
   foldSession,
   INITIAL_SESSION_STATE,
-  InvariantViolation,
   RECENT_WRITES_KEPT,
-  TodoRejection,
   type SessionEvent,
-} from '../../src/todo';
+} from '../../src/session';
 
 const write = (content: string, updateId?: string): SessionEvent => ({
   type: 'todo/write',
@@ -93,7 +92,7 @@ describe('subagents in the fold', () => {
       try {
         acceptSubagentSpawn(input, s);
       } catch (error) {
-        assert.ok(error instanceof TodoRejection);
+        assert.ok(error instanceof Rejection);
         assert.match(error.message, /^subagent\/spawn rejected/);
         return error.rule;
       }
@@ -115,7 +114,7 @@ describe('optimistic concurrency', () => {
     checkExpectedVersion(undefined, 4);
     checkExpectedVersion(4, 4);
     assert.throws(() => checkExpectedVersion(3, 4), (error: unknown) => {
-      assert.ok(error instanceof TodoRejection);
+      assert.ok(error instanceof Rejection);
       assert.equal(error.rule, 'stale-version');
       assert.match(error.message, /based on version 3 but the session is at version 4/);
       return true;

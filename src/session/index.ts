@@ -1,0 +1,40 @@
+/**
+ * The session, as its log makes it: the events, the state and its fold, write receipts,
+ * subagents, the state carried across continue-as-new, the run's checked input, ignored
+ * signals and the snapshot the `session` query answers. Pure: no Temporal, no Node built-ins.
+ */
+export { applySessionEvent, foldSession } from './apply-event';
+export { assertCarriedState, carriedState } from './carried-state';
+export { checkExpectedVersion, checkWriteOptions } from './expected-version';
+export { cut, HANDLED_SIGNALS, IGNORED_SIGNALS_KEPT, ignoredSignalReason, type IgnoredSignal } from './ignored-signal';
+export type {
+  SessionCloseEvent,
+  SessionEvent,
+  SignalIgnoredEvent,
+  SubagentClosedEvent,
+  SubagentSpawnEvent,
+  TodoWriteEvent,
+  TurnEndEvent,
+  TurnStartEvent,
+} from './session-event';
+export {
+  checkSessionInput,
+  CONTINUE_AS_NEW_AFTER_RANGE,
+  SESSION_ID_SEPARATOR,
+  SessionInputRejection,
+  topLevelIdProblem,
+  type RunFacts,
+  type SessionInput,
+} from './session-input';
+export {
+  findReceipt,
+  INITIAL_SESSION_STATE,
+  RECENT_WRITES_KEPT,
+  writeResult,
+  type ChildSession,
+  type SessionState,
+  type TodoWriteResult,
+  type WriteReceipt,
+} from './session-state';
+export { snapshotSession, type SessionParent, type SessionSnapshot } from './snapshot';
+export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';
