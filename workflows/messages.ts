@@ -6,6 +6,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TodoCounts, TodoItem, TodoList, TodoWriteArgs } from '../src/todo';
 import type { SessionInput, SessionSnapshot, SubagentSpawnInput, TodoWriteResult } from '../src/session';
+import type { ToolDecisionInput, UserMessageInput } from '../src/session/agent-requests';
+import type { ChatMessage, TurnOutcome, Usage } from '../src/session/agent-state';
 
 /** The workflow type of a session, as other clients name it. */
 export const SESSION_WORKFLOW_TYPE = 'agentSession';
@@ -42,6 +44,35 @@ export interface SubagentSpawnResult {
 export interface SubagentClosedInput {
   sessionId: string;
   counts: TodoCounts;
+  /** The child's final answer, when it ran its own agent loop. */
+  answer?: string;
+}
+
+/** What `user/message` answers. */
+export interface UserMessageResult {
+  /** The message's number in this session (1, 2, …). */
+  messageId: number;
+  /** `false` when it starts a turn now; `true` when it waits for the running turn to end. */
+  queued: boolean;
+  /** Messages ahead of it. */
+  ahead: number;
+}
+
+/** What `tool/approve` and `tool/deny` answer. */
+export interface ToolDecisionResult {
+  callId: string;
+  decision: 'approved' | 'denied';
+}
+
+/** The conversation of a session's agent loop. */
+export interface Transcript {
+  sessionId: string;
+  /** Every message kept, oldest first (older ones may have been dropped to fit the context). */
+  messages: ChatMessage[];
+  /** Whether older messages were dropped. */
+  compacted: boolean;
+  usage: Usage;
+  lastTurn: TurnOutcome | null;
 }
 
 /**
@@ -73,10 +104,29 @@ export const subagentSpawnUpdate = defineUpdate<SubagentSpawnResult, [SubagentSp
 /** `subagent/closed`: sent by a closing child to its parent with its final counts. */
 export const subagentClosedSignal = defineSignal<[SubagentClosedInput]>('subagent/closed');
 
+/**
+ * `user/message`: give the session's agent a message. It starts a turn at once, or — while a
+ * turn runs — waits for the next one (messages are never lost and never steer a turn midway).
+ * Refused while the session is closed, or when the text is empty or too long.
+ */
+export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('user/message');
+
+/** `turn/interrupt`: cancel the running model call and end the turn (`interrupted`); the list stays. */
+export const turnInterruptUpdate = defineUpdate<TurnOutcome | null, [SessionMessageInput]>('turn/interrupt');
+
+/** `tool/approve`: let a tool call that waits for a person run. */
+export const toolApproveUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('tool/approve');
+
+/** `tool/deny`: refuse a tool call that waits for a person; the model reads the denial as the tool's result. */
+export const toolDenyUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('tool/deny');
+
+/** `transcript`: the agent loop's conversation. */
+export const transcriptQuery = defineQuery<Transcript>('transcript');
+
 /** `todos`: the current list, or `null` when the current turn has none. */
 export const todosQuery = defineQuery<TodoList>('todos');
 
 /** `session`: turn, list, counts, version, parent and children of the session. */
 export const sessionQuery = defineQuery<SessionSnapshot>('session');
 
-export type { SessionSnapshot, SubagentSpawnInput, TodoItem, TodoList, TodoWriteResult };
+export type { ChatMessage, SessionSnapshot, SubagentSpawnInput, ToolDecisionInput, TodoItem, TodoList, TodoWriteResult, TurnOutcome, Usage, UserMessageInput };

@@ -16,9 +16,13 @@ import {
 // @temporalio/workflow does not re-export it.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
+  acceptInterrupt,
   acceptSubagentSpawn,
   acceptTodoWrite,
+  acceptToolDecision,
+  acceptUserMessage,
   applySessionEvent,
+  assertCarriedAgent,
   assertCarriedState,
   carriedState,
   checkSessionInput,
@@ -40,6 +44,7 @@ import {
   type TodoCounts,
   type TodoWriteArgs,
 } from '../src/session/workflow-api';
+import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
 import {
   closeUpdate,
@@ -51,9 +56,15 @@ import {
   subagentSpawnUpdate,
   todosQuery,
   todoWriteUpdate,
+  toolApproveUpdate,
+  toolDenyUpdate,
+  transcriptQuery,
   turnEndSignal,
+  turnInterruptUpdate,
   turnStartSignal,
+  userMessageUpdate,
   type AgentSessionInput,
+  type SessionMessageInput,
   type SubagentClosedInput,
   type SubagentSpawnResult,
   type TodoWriteOptions,
@@ -84,6 +95,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const sessionId = info.workflowId;
   const input = checkedInput(rawInput, info);
   if (input.carried !== undefined) assertCarriedState(input.carried);
+  if (input.carriedAgent !== undefined) assertCarriedAgent(input.carriedAgent);
   let state: SessionState = input.carried !== undefined ? carriedState(input.carried) : INITIAL_SESSION_STATE;
   const about = { parent: input.parent ?? null, task: input.task ?? null };
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
@@ -92,6 +104,11 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const starting = new Set<string>();
   /** Subagents this run has asked to close. */
   const signalled = new Set<string>();
+  const agent = new AgentLoop({ sessionId, state: () => state }, input.carriedAgent);
+  // A subagent spawned by a model runs its task as its first message, then closes.
+  if (input.agent === true && input.task !== undefined && info.continuedFromExecutionRunId === undefined) {
+    agent.enqueue(input.task, new Date().toISOString());
+  }
 
   // Every change goes through the pure fold, so replay and the offline fold compute the same
   // state. An invariant failure inside it is deliberately not caught: a log that breaks the
@@ -182,33 +199,76 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(turnEndSignal, () => apply({ type: 'turn/end' }));
   setHandler(sessionCloseSignal, close);
   setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
-    apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts }),
+    apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) }),
   );
   // A signal cannot be validated before Temporal logs it, so one this session does not handle
   // (a todo_write sent as a Signal above all) is never applied; it is listed, with what to send.
   setDefaultSignalHandler((name: string) => apply({ type: 'signal/ignored', name, reason: ignoredSignalReason(name, sessionId) }));
   setHandler(closeUpdate, async (): Promise<SessionSnapshot> => {
     close();
+    agent.interrupt('closed');
     await childrenClosed();
-    return snapshotSession(sessionId, state, about);
+    return snapshotSession(sessionId, state, about, agent.state);
   });
 
+  setHandler(
+    userMessageUpdate,
+    ({ text }) => agent.enqueue(text, new Date().toISOString()),
+    { validator: (input): void => asFailure('RequestRejected', () => void acceptUserMessage(input, state.closed)) },
+  );
+  setHandler(
+    turnInterruptUpdate,
+    async (_input?: SessionMessageInput) => {
+      agent.interrupt();
+      await condition(() => agent.state.activity.state === 'idle');
+      return agent.state.lastTurn;
+    },
+    { validator: (_input?: SessionMessageInput): void => asFailure('RequestRejected', () => acceptInterrupt(agent.state)) },
+  );
+  for (const [update, approved] of [
+    [toolApproveUpdate, true],
+    [toolDenyUpdate, false],
+  ] as const) {
+    setHandler(
+      update,
+      ({ callId, reason }) => {
+        agent.decide(callId, approved, reason);
+        return { callId, decision: approved ? 'approved' : 'denied' };
+      },
+      { validator: (input): void => asFailure('RequestRejected', () => void acceptToolDecision(update.name as 'tool/approve' | 'tool/deny', input, agent.state)) },
+    );
+  }
+
   setHandler(todosQuery, () => state.todos);
-  setHandler(sessionQuery, () => snapshotSession(sessionId, state, about));
+  setHandler(sessionQuery, () => snapshotSession(sessionId, state, about, agent.state));
+  setHandler(transcriptQuery, () => ({
+    sessionId,
+    messages: agent.state.conversation,
+    compacted: agent.state.compacted,
+    usage: agent.state.usage,
+    lastTurn: agent.state.lastTurn,
+  }));
 
   for (;;) {
-    await condition(() => state.closed || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested);
+    await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested);
     if (state.closed) break;
+    if (agent.hasWork()) {
+      await agent.runNextTurn();
+      if (input.agent === true && !state.closed) close();
+      continue;
+    }
     await condition(allHandlersFinished);
     if (state.closed) break;
-    await continueAsNew<typeof agentSession>({ ...input, carried: state });
+    // The agent's state goes along only once it has any, so runs without one carry what they always did.
+    const carriedAgent = agent.state.revision > 0 ? { carriedAgent: agent.state } : {};
+    await continueAsNew<typeof agentSession>({ ...input, carried: state, ...carriedAgent });
   }
 
   await closeOpenChildren();
   await childrenClosed();
   if (about.parent !== null) {
     await getExternalWorkflowHandle(about.parent.sessionId)
-      .signal(subagentClosedSignal, { sessionId, counts: countTodos(state.todos) })
+      .signal(subagentClosedSignal, { sessionId, counts: countTodos(state.todos), ...reportedAnswer(agent) })
       .catch(() => undefined); // A parent that is gone has nobody to tell.
   }
   await condition(allHandlersFinished);
@@ -218,7 +278,14 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     await closeOpenChildren();
     await childrenClosed();
   }
-  return snapshotSession(sessionId, state, about);
+  return snapshotSession(sessionId, state, about, agent.state);
+}
+
+/** What a subagent that ran its own agent loop tells its parent: its final answer, or why it has none. */
+function reportedAnswer(agent: AgentLoop): { answer?: string } {
+  const last = agent.state.lastTurn;
+  if (last === null) return {};
+  return { answer: last.answer ?? `(no answer: the turn ended with ${last.reason}${last.detail ? `: ${last.detail}` : ''})` };
 }
 
 /** The run's input once checked against Temporal's own facts about the run. */
@@ -246,8 +313,8 @@ function asFailure(type: RejectionType, check: () => void): void {
   }
 }
 
-/** How a refusal travels: `TodoRejected` for writes, `SpawnRejected` for spawns. */
-type RejectionType = 'TodoRejected' | 'SpawnRejected';
+/** How a refusal travels: `TodoRejected` for writes, `SpawnRejected` for spawns, `RequestRejected` for the agent's messages. */
+type RejectionType = 'TodoRejected' | 'SpawnRejected' | 'RequestRejected';
 
 function asApplicationFailure(type: RejectionType, rejection: Rejection): ApplicationFailure {
   // The message already lists at most ten problems; the details must stay as small, whatever

@@ -193,8 +193,8 @@ export function sessionEventsFromHistory(history: History, workflowId = workflow
         push({ type: 'session/close' });
         break;
       case subagentClosedSignal.name: {
-        const report = firstPayload(signal.input?.payloads, eventId) as { sessionId?: unknown; counts?: unknown } | undefined;
-        push({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts });
+        const report = firstPayload(signal.input?.payloads, eventId) as { sessionId?: unknown; counts?: unknown; answer?: unknown } | undefined;
+        push({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) });
         break;
       }
       default:

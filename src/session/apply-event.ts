@@ -49,7 +49,7 @@ export function applySessionEvent(state: SessionState, event: SessionEvent): Ses
       return {
         ...next,
         children: state.children.map((child) =>
-          child.sessionId === event.sessionId ? { ...child, closed: true, counts: reportedCounts(event.counts) } : child,
+          child.sessionId === event.sessionId ? { ...child, closed: true, counts: reportedCounts(event.counts), ...reportedAnswer(event.answer) } : child,
         ),
       };
     case 'signal/ignored':
@@ -92,6 +92,11 @@ function ignoredReason(state: SessionState, event: SessionEvent): string | undef
 function changesNothing(state: SessionState, event: SessionEvent): boolean {
   if (state.closed && event.type !== 'subagent/closed' && event.type !== 'subagent/spawn') return true;
   return event.type === 'todo/write' && findReceipt(state, event.updateId) !== undefined;
+}
+
+/** A child's answer as its parent keeps it: a string, cut to 16,000 characters; anything else is dropped. */
+function reportedAnswer(answer: unknown): { answer?: string } {
+  return typeof answer === 'string' ? { answer: cut(answer, 16_000) } : {};
 }
 
 function reportedCounts(value: unknown): TodoCounts | null {

@@ -3,6 +3,31 @@
  * subagents, the state carried across continue-as-new, the run's checked input, ignored
  * signals and the snapshot the `session` query answers. Pure: no Temporal, no Node built-ins.
  */
+export {
+  boundToolResult,
+  compactConversation,
+  MAX_TOOL_RESULT_CHARS,
+  MAX_USER_MESSAGE_CHARS,
+  messagesForModel,
+  nudgeMessage,
+} from './agent-context';
+export { acceptInterrupt, acceptToolDecision, acceptUserMessage, type ToolDecisionInput, type UserMessageInput } from './agent-requests';
+export {
+  addUsage,
+  assertCarriedAgent,
+  INITIAL_AGENT_STATE,
+  messageChars,
+  NO_USAGE,
+  type AgentActivity,
+  type AgentState,
+  type ChatMessage,
+  type PendingApproval,
+  type QueuedMessage,
+  type ToolCall,
+  type TurnEndReason,
+  type TurnOutcome,
+  type Usage,
+} from './agent-state';
 export { applySessionEvent, foldSession } from './apply-event';
 export { assertCarriedState, carriedState } from './carried-state';
 export { checkExpectedVersion, checkWriteOptions } from './expected-version';
@@ -36,5 +61,5 @@ export {
   type TodoWriteResult,
   type WriteReceipt,
 } from './session-state';
-export { snapshotSession, type SessionParent, type SessionSnapshot } from './snapshot';
+export { snapshotSession, type AgentStatus, type SessionParent, type SessionSnapshot } from './snapshot';
 export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';

@@ -50,6 +50,8 @@ export interface SubagentClosedEvent extends EventBase {
   type: 'subagent/closed';
   sessionId: string;
   counts: TodoCounts;
+  /** The subagent's final answer, when it ran its own agent loop (untrusted: a signal's input). */
+  answer?: unknown;
 }
 
 /**

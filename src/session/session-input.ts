@@ -1,4 +1,5 @@
 import { describeValue } from '../todo';
+import type { AgentState } from './agent-state';
 import type { SessionState } from './session-state';
 import type { SessionParent } from './snapshot';
 import { childSessionId, MAX_TASK_LENGTH } from './subagent';
@@ -16,6 +17,10 @@ export interface SessionInput {
   continueAsNewAfter?: number;
   /** The state carried from the previous run; accepted only in a run that continued from one. */
   carried?: SessionState;
+  /** The agent loop's state carried from the previous run (see {@link carried}). */
+  carriedAgent?: AgentState;
+  /** Run the agent loop with `task` as the first message, then close (a subagent spawned by a model). */
+  agent?: boolean;
 }
 
 /**
@@ -78,10 +83,10 @@ export function checkSessionInput(input: unknown, run: RunFacts): SessionInput {
   };
   if (input === undefined || input === null) input = {};
   if (typeof input !== 'object' || Array.isArray(input)) return refuse(`its input must be an object, got ${describeValue(input)}`);
-  const { parent, task, continueAsNewAfter, carried, ...extra } = input as Record<string, unknown>;
+  const { parent, task, continueAsNewAfter, carried, carriedAgent, agent, ...extra } = input as Record<string, unknown>;
   const unknown = Object.keys(extra);
   if (unknown.length > 0) {
-    refuse(`its input has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 5).map((k) => describeValue(k)).join(', ')}; allowed: parent, task, continueAsNewAfter, carried`);
+    refuse(`its input has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 5).map((k) => describeValue(k)).join(', ')}; allowed: parent, task, continueAsNewAfter, carried, carriedAgent, agent`);
   }
   const checked: SessionInput = {};
 
@@ -119,11 +124,18 @@ export function checkSessionInput(input: unknown, run: RunFacts): SessionInput {
     if (problem !== undefined) refuse(problem);
   }
 
-  if (carried !== undefined) {
+  if (carried !== undefined || carriedAgent !== undefined) {
     if (!continued) {
       refuse('carried state is accepted only in a run that continued from an earlier run of the same session (continue-as-new), never on a fresh start');
     }
-    checked.carried = carried as SessionState;
+    if (carried !== undefined) checked.carried = carried as SessionState;
+    if (carriedAgent !== undefined) checked.carriedAgent = carriedAgent as AgentState;
+  }
+
+  if (agent !== undefined) {
+    if (typeof agent !== 'boolean') refuse(`agent must be true or false, got ${describeValue(agent)}`);
+    if (agent === true && (typeof task !== 'string' || task.trim() === '')) refuse('agent: true needs a task: the first message of its agent loop');
+    if (agent === true) checked.agent = true;
   }
   return checked;
 }

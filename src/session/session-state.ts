@@ -18,6 +18,8 @@ export interface ChildSession {
   closed: boolean;
   /** The child's final counts, once closed. */
   counts: TodoCounts | null;
+  /** The child's final answer, when it ran its own agent loop and reported one. */
+  answer?: string;
 }
 
 /** An applied write's update id and result, kept so a retry can be answered without applying it again. */

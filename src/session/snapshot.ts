@@ -1,5 +1,18 @@
 import { countTodos, type TodoCounts } from '../todo';
+import { INITIAL_AGENT_STATE, type AgentActivity, type AgentState, type PendingApproval, type TurnOutcome, type Usage } from './agent-state';
 import type { SessionState } from './session-state';
+
+/** What the agent loop is doing, as the `session` query shows it. */
+export interface AgentStatus {
+  activity: AgentActivity;
+  /** Messages waiting for a turn. */
+  queued: number;
+  /** Tool calls waiting for a person (`tool/approve`, `tool/deny`). */
+  pendingApprovals: PendingApproval[];
+  lastTurn: TurnOutcome | null;
+  /** Grows with every change of the agent's state (conversation, activity, queue). */
+  revision: number;
+}
 
 /** Where a session sits in a tree of agents. */
 export interface SessionParent {
@@ -17,14 +30,33 @@ export interface SessionSnapshot extends Omit<SessionState, 'recentWrites'> {
   parent: SessionParent | null;
   /** What this session was asked to do, if its starter said. */
   task: string | null;
+  /** What the model calls of this session's agent loop cost (zeros for a session driven from outside). */
+  usage: Usage;
+  /** The agent loop's state. */
+  agent: AgentStatus;
 }
 
-/** Adds the id, the parent and the counts to a state, leaving out the write receipts. */
+/** Adds the id, the parent, the counts and the agent's status to a state, leaving out the write receipts and the conversation. */
 export function snapshotSession(
   sessionId: string,
   state: SessionState,
   about: { parent?: SessionParent | null; task?: string | null } = {},
+  agent: AgentState = INITIAL_AGENT_STATE,
 ): SessionSnapshot {
   const { recentWrites: _receipts, ...rest } = state;
-  return { sessionId, ...rest, counts: countTodos(state.todos), parent: about.parent ?? null, task: about.task ?? null };
+  return {
+    sessionId,
+    ...rest,
+    counts: countTodos(state.todos),
+    parent: about.parent ?? null,
+    task: about.task ?? null,
+    usage: agent.usage,
+    agent: {
+      activity: agent.activity,
+      queued: agent.queue.length,
+      pendingApprovals: agent.pendingApprovals,
+      lastTurn: agent.lastTurn,
+      revision: agent.revision,
+    },
+  };
 }

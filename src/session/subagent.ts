@@ -5,6 +5,8 @@ import type { SessionState } from './session-state';
 export interface SubagentSpawnInput {
   name: string;
   task?: string;
+  /** Run the subagent's own agent loop with `task` as its first message (what `spawn_subagent` asks). */
+  agent?: boolean;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -33,7 +35,7 @@ export function acceptSubagentSpawn(
   input: unknown,
   state: SessionState,
   starting: ReadonlySet<string> = new Set(),
-): { name: string; task?: string } {
+): SubagentSpawnInput {
   const reject = (rule: 'subagent-name' | 'subagent-exists' | 'session-closed', path: string, detail: string): never => {
     throw new Rejection([{ rule, path, detail }], 'subagent/spawn');
   };
@@ -41,20 +43,24 @@ export function acceptSubagentSpawn(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return reject('subagent-name', 'arguments', `the arguments must be an object {"name": "...", "task": "..."}, got ${describeValue(input)}`);
   }
-  const { name, task, ...extra } = input as Record<string, unknown>;
+  const { name, task, agent, ...extra } = input as Record<string, unknown>;
   const unknown = Object.keys(extra);
-  if (unknown.length > 0) reject('subagent-name', 'arguments', `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.map((k) => JSON.stringify(k)).join(', ')}; only "name" and "task" are allowed`);
+  if (unknown.length > 0) reject('subagent-name', 'arguments', `unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.map((k) => JSON.stringify(k)).join(', ')}; only "name", "task" and "agent" are allowed`);
   if (typeof name !== 'string' || !NAME.test(name)) {
     reject('subagent-name', 'name', `name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit, got ${describeValue(name)}`);
   }
   if (task !== undefined && (typeof task !== 'string' || task.length > MAX_TASK_LENGTH)) {
     reject('subagent-name', 'task', `task must be a string of at most ${MAX_TASK_LENGTH} characters, got ${describeValue(task)}`);
   }
+  if (agent !== undefined && typeof agent !== 'boolean') reject('subagent-name', 'agent', `agent must be true or false, got ${describeValue(agent)}`);
+  if (agent === true && (typeof task !== 'string' || task.trim() === '')) {
+    reject('subagent-name', 'task', 'a subagent that runs its own agent loop needs a task: its first message');
+  }
   const valid = name as string;
   if (state.children.some((child) => child.name === valid) || starting.has(valid)) {
     reject('subagent-exists', 'name', `this session already has a subagent named ${JSON.stringify(valid)}; pick another name`);
   }
-  return task === undefined ? { name: valid } : { name: valid, task: task as string };
+  return { name: valid, ...(task !== undefined ? { task: task as string } : {}), ...(agent === true ? { agent: true } : {}) };
 }
 
 /**

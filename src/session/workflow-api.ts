@@ -18,3 +18,16 @@ export { checkSessionInput, SessionInputRejection, type SessionInput } from './s
 export { findReceipt, INITIAL_SESSION_STATE, writeResult, type SessionState, type TodoWriteResult } from './session-state';
 export { snapshotSession, type SessionSnapshot } from './snapshot';
 export { acceptSubagentSpawn, childSessionId, subagentIdTaken } from './subagent';
+export { boundToolResult, compactConversation, messagesForModel, nudgeMessage } from './agent-context';
+export { acceptInterrupt, acceptToolDecision, acceptUserMessage } from './agent-requests';
+export {
+  addUsage,
+  assertCarriedAgent,
+  INITIAL_AGENT_STATE,
+  type AgentActivity,
+  type AgentState,
+  type ChatMessage,
+  type ToolCall,
+  type TurnEndReason,
+  type TurnOutcome,
+} from './agent-state';

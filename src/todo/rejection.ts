@@ -18,6 +18,10 @@ export const REJECTION_RULES = [
   'subagent-name',
   'subagent-exists',
   'subagent-id-taken',
+  'empty-message',
+  'message-too-long',
+  'no-running-turn',
+  'no-pending-call',
 ] as const;
 
 /** One of {@link REJECTION_RULES}. */
