@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
+import { InvalidSettingError } from '../client/errors';
+import { booleanSetting, nonEmpty } from './setting-values';
 
 /** Where sessions live: the Temporal cluster, namespace and task queue. */
 export interface TemporalConfig {
@@ -14,7 +16,7 @@ export interface TemporalConfig {
   apiKey?: string;
 }
 
-/** Defaults of the connection settings, also shown by `--help`. */
+/** Defaults of the connection settings, also shown by `--help`: what the library uses for anything not given. */
 export const TEMPORAL_DEFAULTS = Object.freeze({
   address: '127.0.0.1:7233',
   namespace: 'default',
@@ -22,29 +24,31 @@ export const TEMPORAL_DEFAULTS = Object.freeze({
 });
 
 /**
- * Reads the connection settings from the environment:
- * `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `AGENT_SESSIONS_TASK_QUEUE`, and for TLS or Temporal
- * Cloud `TEMPORAL_API_KEY`, `TEMPORAL_TLS` (`true`), `TEMPORAL_TLS_CERT` and `TEMPORAL_TLS_KEY`
- * (mTLS client pair, file paths), `TEMPORAL_TLS_CA` (server root CA, file path) and
- * `TEMPORAL_TLS_SERVER_NAME`.
+ * Reads the connection settings from `env` (the settings loader's part; the library never calls
+ * it): `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `AGENT_SESSIONS_TASK_QUEUE`, and for TLS or
+ * Temporal Cloud `TEMPORAL_API_KEY`, `TEMPORAL_TLS` (`true` or `false`), `TEMPORAL_TLS_CERT` and
+ * `TEMPORAL_TLS_KEY` (mTLS client pair, file paths), `TEMPORAL_TLS_CA` (server root CA, file
+ * path) and `TEMPORAL_TLS_SERVER_NAME`.
  *
- * @throws Error naming the variable when a TLS file cannot be read or only half a pair is set.
+ * @throws InvalidSettingError naming the variable: an address that is not `host[:port]`,
+ *   `TEMPORAL_TLS` other than true or false, a TLS file that cannot be read, half a client pair.
  */
 export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
   const config: TemporalConfig = {
-    address: nonEmpty(env.TEMPORAL_ADDRESS) ?? TEMPORAL_DEFAULTS.address,
+    address: temporalAddress(env.TEMPORAL_ADDRESS) ?? TEMPORAL_DEFAULTS.address,
     namespace: nonEmpty(env.TEMPORAL_NAMESPACE) ?? TEMPORAL_DEFAULTS.namespace,
     taskQueue: nonEmpty(env.AGENT_SESSIONS_TASK_QUEUE) ?? TEMPORAL_DEFAULTS.taskQueue,
   };
   const apiKey = nonEmpty(env.TEMPORAL_API_KEY);
   if (apiKey !== undefined) config.apiKey = apiKey;
+  const tlsWanted = booleanSetting('TEMPORAL_TLS', env.TEMPORAL_TLS);
 
   const cert = nonEmpty(env.TEMPORAL_TLS_CERT);
   const key = nonEmpty(env.TEMPORAL_TLS_KEY);
   const ca = nonEmpty(env.TEMPORAL_TLS_CA);
   const serverName = nonEmpty(env.TEMPORAL_TLS_SERVER_NAME);
   if ((cert === undefined) !== (key === undefined)) {
-    throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together (the mTLS client certificate and its key)');
+    throw new InvalidSettingError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together (the mTLS client certificate and its key)');
   }
   if (cert !== undefined || ca !== undefined || serverName !== undefined) {
     const tls: TLSConfig = {};
@@ -54,7 +58,7 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
     if (ca !== undefined) tls.serverRootCACertificate = readSetting('TEMPORAL_TLS_CA', ca);
     if (serverName !== undefined) tls.serverNameOverride = serverName;
     config.tls = tls;
-  } else if (env.TEMPORAL_TLS === 'true' || (apiKey !== undefined && env.TEMPORAL_TLS !== 'false')) {
+  } else if (tlsWanted === true || (apiKey !== undefined && tlsWanted !== false)) {
     // An API key is only ever accepted over TLS, so it implies TLS unless explicitly turned off.
     config.tls = true;
   }
@@ -62,12 +66,13 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
 }
 
 /**
- * The environment's settings with explicit ones laid over them; an explicit `undefined` keeps
- * the environment's value.
+ * The given settings laid over {@link TEMPORAL_DEFAULTS}; an explicit `undefined` keeps the
+ * default. Reads no environment: a program that wants the environment's settings loads them
+ * with `loadSettings(process.env)` and passes `settings.temporal`.
  */
-export function resolveTemporalConfig(overrides: Partial<TemporalConfig> = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
-  const given = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
-  return { ...temporalConfigFromEnv(env), ...given };
+export function resolveTemporalConfig(given: Partial<TemporalConfig> = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+  const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  return { ...temporalConfigFromEnv(env), ...defined };
 }
 
 /** The part of a {@link TemporalConfig} that both `Connection` and `NativeConnection` take. */
@@ -79,14 +84,30 @@ export function connectionOptions(config: TemporalConfig): { address: string; tl
   };
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
+/**
+ * What Temporal's own address parser accepts, `host` or `host:port` (IPv6 in brackets), with
+ * the port in range: a scheme (`http://…`), a path or a space is refused here, by the
+ * variable's name, instead of by the SDK on the first call.
+ */
+const ADDRESS = /^(?:\[[0-9a-fA-F.:]+\]|[^\s:/[\]]+)(?::(\d{1,5}))?$/;
+
+function temporalAddress(raw: string | undefined): string | undefined {
+  const address = nonEmpty(raw);
+  if (address === undefined) return undefined;
+  const match = ADDRESS.exec(address);
+  const port = match?.[1] !== undefined ? Number(match[1]) : undefined;
+  if (match === null || (port !== undefined && (port < 1 || port > 65535))) {
+    throw new InvalidSettingError(
+      `TEMPORAL_ADDRESS must be host:port with a port from 1 to 65535 (no scheme), e.g. 127.0.0.1:7233 or <namespace>.<account>.tmprl.cloud:7233, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return address;
 }
 
 function readSetting(variable: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new Error(`${variable}=${path} cannot be read: ${(error as Error).message}`);
+    throw new InvalidSettingError(`${variable}=${path} cannot be read: ${(error as Error).message}`);
   }
 }

@@ -1,0 +1,120 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InvalidSettingError } from '../client/errors';
+import { booleanSetting, integerSetting, listSetting, nonEmpty } from './setting-values';
+
+/**
+ * The settings of the durable agent loop: which model it calls and how, how long a turn may
+ * run, and what the model's tools may touch. The API key is a function, not a field, so no
+ * `JSON.stringify`, log line or `util.inspect` of the settings can print it.
+ */
+export interface AgentSettings {
+  /** `OPENAI_BASE_URL`: an OpenAI-compatible endpoint; absent means OpenAI's own. */
+  baseUrl?: string;
+  /** `OPENAI_API_KEY`, or `undefined` when unset. A function so that it never appears in serialized settings. */
+  apiKey(): string | undefined;
+  /** `AGENT_SESSIONS_MODEL`: the model name sent with every call. */
+  model: string;
+  /** `AGENT_SESSIONS_MAX_STEPS`: model calls per turn before the turn is ended. */
+  maxSteps: number;
+  /** `AGENT_SESSIONS_MAX_CONTEXT_CHARS`: characters of conversation sent to the model before it is compacted. */
+  maxContextChars: number;
+  /** `AGENT_SESSIONS_NUDGE`: nudge the model once when it ends a turn with todos still open. */
+  nudge: boolean;
+  /** `AGENT_SESSIONS_APPROVE_TOOLS`: tools whose calls wait for a person's approval. */
+  approveTools: string[];
+  /** `AGENT_SESSIONS_WORKSPACE`: the folder file tools work in (absolute); absent means no file tools. */
+  workspace?: string;
+}
+
+/** Defaults of the agent settings, as the README and `--help` state them. */
+export const AGENT_DEFAULTS = Object.freeze({
+  /** Small, cheap and able to call tools: a sensible first model; any chat-completions model works. */
+  model: 'gpt-4o-mini',
+  maxSteps: 25,
+  maxContextChars: 100_000,
+  nudge: true,
+});
+
+/** The smallest context the loop can work in: the tool definitions, the plan and one exchange. */
+export const MIN_CONTEXT_CHARS = 2000;
+
+/** What OpenAI accepts as a function (tool) name. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Reads the agent settings from `env`.
+ *
+ * @throws InvalidSettingError naming the variable: a base URL that is not http(s), an API key
+ *   or model name with spaces or control characters, a step or context limit out of range,
+ *   `AGENT_SESSIONS_NUDGE` other than true or false, a tool name OpenAI would refuse, a
+ *   workspace that is not an existing folder.
+ */
+export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): AgentSettings {
+  const baseUrl = baseUrlSetting(env.OPENAI_BASE_URL);
+  const apiKey = apiKeySetting(env.OPENAI_API_KEY);
+  const model = nonEmpty(env.AGENT_SESSIONS_MODEL) ?? AGENT_DEFAULTS.model;
+  if (!/^\S{1,200}$/.test(model)) {
+    throw new InvalidSettingError(`AGENT_SESSIONS_MODEL must be a model name of at most 200 characters without spaces, e.g. ${AGENT_DEFAULTS.model}, got ${JSON.stringify(env.AGENT_SESSIONS_MODEL)}`);
+  }
+  const approveTools = [...new Set(listSetting(env.AGENT_SESSIONS_APPROVE_TOOLS))];
+  const badTool = approveTools.find((name) => !TOOL_NAME.test(name));
+  if (badTool !== undefined) {
+    throw new InvalidSettingError(
+      `AGENT_SESSIONS_APPROVE_TOOLS must list tool names separated by commas (each 1-64 letters, digits, _ or -), got ${JSON.stringify(badTool)}`,
+    );
+  }
+  const workspace = workspaceSetting(env.AGENT_SESSIONS_WORKSPACE, cwd);
+  return {
+    ...(baseUrl !== undefined ? { baseUrl } : {}),
+    apiKey: () => apiKey,
+    model,
+    maxSteps: integerSetting('AGENT_SESSIONS_MAX_STEPS', env.AGENT_SESSIONS_MAX_STEPS, { min: 1 }, 'model calls per turn') ?? AGENT_DEFAULTS.maxSteps,
+    maxContextChars:
+      integerSetting('AGENT_SESSIONS_MAX_CONTEXT_CHARS', env.AGENT_SESSIONS_MAX_CONTEXT_CHARS, { min: MIN_CONTEXT_CHARS }, 'characters of context') ??
+      AGENT_DEFAULTS.maxContextChars,
+    nudge: booleanSetting('AGENT_SESSIONS_NUDGE', env.AGENT_SESSIONS_NUDGE) ?? AGENT_DEFAULTS.nudge,
+    approveTools,
+    ...(workspace !== undefined ? { workspace } : {}),
+  };
+}
+
+function baseUrlSetting(raw: string | undefined): string | undefined {
+  const text = nonEmpty(raw);
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new InvalidSettingError(`OPENAI_BASE_URL must be an http or https URL, e.g. https://api.openai.com/v1, got ${JSON.stringify(raw)}`);
+  }
+  return text;
+}
+
+function apiKeySetting(raw: string | undefined): string | undefined {
+  const key = nonEmpty(raw);
+  // The message never shows the value: it is a secret, and it may sit in a log.
+  if (key !== undefined && !/^[\x21-\x7e]+$/.test(key)) {
+    throw new InvalidSettingError('OPENAI_API_KEY holds spaces or characters an Authorization header cannot carry (its value is not shown); set it to the key alone');
+  }
+  return key;
+}
+
+function workspaceSetting(raw: string | undefined, cwd: string): string | undefined {
+  const given = nonEmpty(raw);
+  if (given === undefined) return undefined;
+  const folder = resolve(cwd, given);
+  let problem: string | undefined;
+  try {
+    if (!statSync(folder).isDirectory()) problem = 'it is not a folder';
+  } catch (error) {
+    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (error as Error).message;
+  }
+  if (problem !== undefined) {
+    throw new InvalidSettingError(`AGENT_SESSIONS_WORKSPACE must be an existing folder (the file tools work in it), got ${JSON.stringify(raw)}: ${problem}`);
+  }
+  return folder;
+}
