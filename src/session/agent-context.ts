@@ -1,4 +1,5 @@
-import { renderTodoList, type TodoList } from '../todo';
+import { renderTodoList } from '../todo/render-list';
+import { type TodoList } from '../todo/todo-item';
 import { messageChars, type ChatMessage } from './agent-state';
 
 /** Longest tool result kept in the conversation; longer ones are cut, saying so. */

@@ -1,4 +1,4 @@
-import { describeValue, Rejection, type RejectionRule } from '../todo';
+import { describeValue, Rejection, type RejectionRule } from '../todo/rejection';
 import { MAX_USER_MESSAGE_CHARS } from './agent-context';
 import type { AgentState } from './agent-state';
 

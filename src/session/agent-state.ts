@@ -1,4 +1,4 @@
-import { InvariantViolation } from '../todo';
+import { InvariantViolation } from '../todo/invariant';
 
 /**
  * The agent loop's state: the conversation with the model, the messages waiting for a turn,

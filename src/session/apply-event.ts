@@ -1,4 +1,6 @@
-import { foldTodos, InvariantViolation, type TodoCounts } from '../todo';
+import { foldTodos } from '../todo/fold-todos';
+import { InvariantViolation } from '../todo/invariant';
+import { type TodoCounts } from '../todo/todo-item';
 import { cut, IGNORED_SIGNALS_KEPT } from './ignored-signal';
 import type { SessionEvent } from './session-event';
 import { findReceipt, INITIAL_SESSION_STATE, RECENT_WRITES_KEPT, writeResult, type SessionState } from './session-state';

@@ -1,4 +1,5 @@
-import { assertTodoInvariant, describeValue, InvariantViolation } from '../todo';
+import { assertTodoInvariant, InvariantViolation } from '../todo/invariant';
+import { describeValue } from '../todo/rejection';
 import { RECENT_WRITES_KEPT, type SessionState } from './session-state';
 import { IGNORED_SIGNALS_KEPT } from './ignored-signal';
 

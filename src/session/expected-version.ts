@@ -1,4 +1,4 @@
-import { describeValue, Rejection } from '../todo';
+import { describeValue, Rejection } from '../todo/rejection';
 
 /**
  * Optimistic concurrency: a write based on version `expected` is refused unless the session is

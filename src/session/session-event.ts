@@ -1,4 +1,4 @@
-import type { TodoCounts } from '../todo';
+import type { TodoCounts } from '../todo/todo-item';
 
 /** Fields every event may carry. */
 interface EventBase {

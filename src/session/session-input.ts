@@ -1,4 +1,4 @@
-import { describeValue } from '../todo';
+import { describeValue } from '../todo/rejection';
 import type { AgentState } from './agent-state';
 import type { SessionState } from './session-state';
 import type { SessionParent } from './snapshot';

@@ -1,4 +1,5 @@
-import { countTodos, renderCounts, type TodoCounts, type TodoList } from '../todo';
+import { countTodos, renderCounts } from '../todo/counts';
+import { type TodoCounts, type TodoList } from '../todo/todo-item';
 import type { IgnoredSignal } from './ignored-signal';
 
 /** What an accepted `todo_write` returns: the counts, the line a model reads, the new version. */

@@ -1,4 +1,5 @@
-import { countTodos, type TodoCounts } from '../todo';
+import { countTodos } from '../todo/counts';
+import { type TodoCounts } from '../todo/todo-item';
 import { INITIAL_AGENT_STATE, type AgentActivity, type AgentState, type PendingApproval, type TurnOutcome, type Usage } from './agent-state';
 import type { SessionState } from './session-state';
 

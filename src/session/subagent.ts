@@ -1,4 +1,4 @@
-import { describeValue, Rejection } from '../todo';
+import { describeValue, Rejection } from '../todo/rejection';
 import type { SessionState } from './session-state';
 
 /** What `subagent/spawn` takes: the subagent's name, unique within its parent, and its task. */

@@ -31,3 +31,4 @@ export {
   type TurnEndReason,
   type TurnOutcome,
 } from './agent-state';
+// Nothing here may import src/todo's index: it re-exports the tool description, which loads zod.

@@ -1,27 +1,9 @@
-import type { z } from 'zod';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 import type { TodoPolicy } from './policy';
 import { describeValue, formatPath, Rejection, type RejectionProblem, type RejectionRule } from './rejection';
-import type * as SchemaModule from './schema';
-import type { TodoWriteArgs } from './schema';
+import { checkShape, type ShapeIssue } from './shape-check';
 import type { TodoItem } from './todo-item';
 import { jsonUtf8Length } from './utf8';
-
-const schemaCache = new Map<string, ReturnType<typeof SchemaModule.todoWriteArgsSchema>>();
-
-function schemaFor(bounds: TodoBounds): ReturnType<typeof SchemaModule.todoWriteArgsSchema> {
-  const key = `${bounds.maxItems}/${bounds.maxContentLength}`;
-  let schema = schemaCache.get(key);
-  if (schema === undefined) {
-    // Loaded on first use: the workflow evaluates its modules for every new session and every
-    // replayed history, and only the validator (which never runs on replay) needs zod.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { todoWriteArgsSchema } = require('./schema') as typeof SchemaModule;
-    schema = todoWriteArgsSchema(bounds);
-    schemaCache.set(key, schema);
-  }
-  return schema;
-}
 
 /**
  * Runs every acceptance check of `todo_write` on raw tool arguments, in the order of DESIGN §2:
@@ -40,10 +22,10 @@ export function acceptTodoWrite(
   policy: TodoPolicy,
   bounds: TodoBounds = DEFAULT_TODO_BOUNDS,
 ): TodoItem[] {
-  const parsed = schemaFor(bounds).safeParse(args);
-  if (!parsed.success) throw new Rejection(shapeProblems(parsed.error.issues, args));
+  const issues = checkShape(args, bounds);
+  if (issues.length > 0) throw new Rejection(shapeProblems(issues, args));
 
-  const todos = parsed.data.todos;
+  const todos = (args as { todos: TodoItem[] }).todos;
   const problems = valueProblems(todos);
 
   const active = todos.flatMap((todo, index) => (todo.status === 'in_progress' ? [index] : []));
@@ -89,7 +71,7 @@ export function trimTodoWriteArgs(args: unknown): unknown {
   };
 }
 
-function valueProblems(todos: TodoWriteArgs['todos']): RejectionProblem[] {
+function valueProblems(todos: readonly TodoItem[]): RejectionProblem[] {
   const problems: RejectionProblem[] = [];
   const firstIndex = new Map<string, number>();
   const firstByKey = new Map<string, { index: number; content: string }>();
@@ -150,12 +132,13 @@ export function contentKey(content: string): string {
   return content.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').replace(/\s+/gu, ' ');
 }
 
-function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): RejectionProblem[] {
+/** The sentences of the shape issues, each naming its place and the value found there. */
+export function shapeProblems(issues: readonly ShapeIssue[], args: unknown): RejectionProblem[] {
   return issues.map((issue) => {
     const path = formatPath(issue.path);
     const got = valueAt(args, issue.path);
     let rule: RejectionRule = 'shape';
-    let detail: string;
+    let detail = '';
     switch (issue.code) {
       case 'unrecognized_keys': {
         const where = issue.path.length === 0 ? 'the arguments' : path;
@@ -186,8 +169,6 @@ function shapeProblems(issues: readonly z.core.$ZodIssue[], args: unknown): Reje
           detail = `${path} is ${typeof got === 'string' ? [...got].length : '?'} characters, more than the limit of ${String(issue.maximum)}`;
         }
         break;
-      default:
-        detail = `${path}: ${issue.message}`;
     }
     return { rule, path, detail };
   });

@@ -3,7 +3,7 @@
  * the acceptance checks, the durable invariant, the fold of the list, the tool description and
  * the render line. Pure: no Temporal, no Node built-ins.
  */
-export { acceptTodoWrite, contentKey, trimTodoWriteArgs } from './acceptance';
+export { acceptTodoWrite, contentKey, shapeProblems, trimTodoWriteArgs } from './acceptance';
 export { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 export { countTodos, renderCounts } from './counts';
 export {
@@ -24,7 +24,8 @@ export {
   type RejectionRule,
 } from './rejection';
 export { renderTodoList, STATUS_MARKS } from './render-list';
-export { todoStatusSchema, todoWriteArgsSchema, type TodoWriteArgs } from './schema';
+export { todoStatusSchema, todoWriteArgsSchema, zodShapeIssues, type TodoWriteArgs } from './schema';
+export { checkShape, type ShapeIssue } from './shape-check';
 export {
   isTodoStatus,
   TODO_STATUSES,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
+import type { ShapeIssue } from './shape-check';
 import { TODO_STATUSES } from './todo-item';
 
 /** The status enum as a zod schema. */
@@ -28,3 +29,28 @@ export function todoWriteArgsSchema(bounds: TodoBounds = DEFAULT_TODO_BOUNDS) {
 
 /** The argument object of `todo_write`: exactly what a model sends as the tool's arguments. */
 export type TodoWriteArgs = z.infer<ReturnType<typeof todoWriteArgsSchema>>;
+
+/**
+ * The shape issues zod finds for `todoWriteArgsSchema(bounds)`, in the terms of
+ * {@link ShapeIssue}: the reference the hand-written `checkShape` is held to by a property
+ * test (the workflow runs `checkShape`, so its bundle carries no zod).
+ */
+export function zodShapeIssues(args: unknown, bounds: TodoBounds = DEFAULT_TODO_BOUNDS): ShapeIssue[] {
+  const parsed = todoWriteArgsSchema(bounds).safeParse(args);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue): ShapeIssue => {
+    const path = [...issue.path];
+    switch (issue.code) {
+      case 'invalid_type':
+        return { code: 'invalid_type', path, expected: issue.expected as 'object' | 'array' | 'string' };
+      case 'unrecognized_keys':
+        return { code: 'unrecognized_keys', path, keys: [...issue.keys] };
+      case 'invalid_value':
+        return { code: 'invalid_value', path, values: issue.values.map(String) };
+      case 'too_big':
+        return { code: 'too_big', path, origin: issue.origin as 'array' | 'string', maximum: Number(issue.maximum) };
+      default:
+        throw new Error(`zod reported an issue the shape check does not know: ${issue.code} at ${path.join('.')}`);
+    }
+  });
+}

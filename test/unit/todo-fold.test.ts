@@ -5,6 +5,7 @@ import {
   applySessionEvent,
   foldSession,
   INITIAL_SESSION_STATE,
+  NO_USAGE,
   snapshotSession,
   type SessionEvent,
   type SessionState,
@@ -187,6 +188,8 @@ describe('snapshotSession', () => {
       counts: { pending: 1, in_progress: 0, completed: 2 },
       parent: null,
       task: null,
+      usage: NO_USAGE,
+      agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, revision: 0 },
     });
   });
 
