@@ -43,7 +43,7 @@ export class SessionReader {
   }
 
   /**
-   * Calls `listener` with the state now and on every later change of version, until the
+   * Calls `listener` with the state now and on every later change (see {@link changeMark}), until the
    * returned function is called. Errors while polling are passed to `onError` and polling goes
    * on (a restarting worker or server must not end a dashboard's stream).
    */
@@ -114,11 +114,13 @@ class Watch {
 }
 
 /**
- * What a watcher compares to see a change: the version, whether the session is closed, and the
+ * What a watcher compares to see a change: the version, whether the session is closed, the
  * newest ignored signal (listing one changes nothing else, not even the version; the list is
- * bounded, so its length alone stops moving once full).
+ * bounded, so its length alone stops moving once full), and the agent's revision, which moves
+ * with every step of a turn (a model call, a tool result, a call waiting for approval) that
+ * leaves the version alone.
  */
 function changeMark(snapshot: SessionSnapshot): string {
   const newest = snapshot.ignoredSignals?.at(-1);
-  return JSON.stringify([snapshot.version, snapshot.closed, snapshot.ignoredSignals?.length ?? 0, newest?.at ?? null, newest?.name ?? null]);
+  return JSON.stringify([snapshot.version, snapshot.closed, snapshot.ignoredSignals?.length ?? 0, newest?.at ?? null, newest?.name ?? null, snapshot.agent?.revision ?? 0]);
 }

@@ -6,7 +6,8 @@ import { commonErrors, sessionIdParam as params, type ApiSchemas } from './route
 
 /**
  * `GET /sessions/{id}/events`: Server-Sent Events, an event `session` with the session JSON on
- * connect and on every change of version (id: the version), and `problem` with an error body
+ * connect and on every change (of version, of the agent's revision as a turn runs, of the
+ * ignored signals; id: the version), and `problem` with an error body
  * while the session cannot be read; the stream goes on until the client leaves.
  */
 export function sessionEventRoutes(app: OpenAPIHono, { reader, schemas: s }: { reader: SessionReader; schemas: ApiSchemas }): void {
@@ -14,7 +15,7 @@ export function sessionEventRoutes(app: OpenAPIHono, { reader, schemas: s }: { r
     createRoute({
       method: 'get',
       path: '/sessions/{id}/events',
-      summary: 'Server-Sent Events: event "session" with the session JSON on connect and on every version change',
+      summary: 'Server-Sent Events: event "session" with the session JSON on connect and on every change (version, agent.revision as a turn runs)',
       request: { params },
       responses: { ...commonErrors(s), 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } } },
     }),
