@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { SessionClient, withBusyRetry } from '../src/client';
-import { connectionOptions, temporalConfigFromEnv, type TemporalConfig } from '../src/config/temporal-config';
+import { connectionOptions, loadSettings, type TemporalConfig } from '../src/config';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
@@ -58,9 +58,10 @@ export interface Bench {
 export async function openBench(quick: boolean, progress: (message: string) => void): Promise<Bench> {
   let server: DevServerHandle | undefined;
   let cliPath: string | undefined;
-  const base = temporalConfigFromEnv();
-  let address = process.env.TEMPORAL_ADDRESS;
-  if (address === undefined || address === '') {
+  const settings = loadSettings(process.env);
+  const { addressGiven, ...base } = settings.temporal;
+  let address = base.address;
+  if (!addressGiven) {
     cliPath = await findTemporalCli();
     progress('TEMPORAL_ADDRESS is not set: starting a dev server (headless, fresh SQLite file) for this run…');
     server = await startDevServer({
@@ -78,11 +79,11 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const workers: RunningWorker[] = [];
 
   progress('bundling the session and bare workflows…');
-  const sessionBundle = await bundleSessionWorkflows(POLICY);
+  const sessionBundle = await bundleSessionWorkflows(POLICY, { cacheDir: settings.paths.cacheDir });
   const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
 
   const startSessionWorker = async (): Promise<RunningWorker> => {
-    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue: sessionQueue } });
+    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue: sessionQueue }, cacheDir: settings.paths.cacheDir });
     const running = worker.run();
     return {
       async stop() {

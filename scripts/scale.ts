@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SessionClient } from '../src/client';
+import { loadSettings } from '../src/config';
 import { findFreePort, startDevServer, type DevServerHandle } from '../src/devserver';
 import { createWorker, type SessionWorker } from '../src/worker';
 import { runLoadWriters, verifyLoad, writesPerSecond } from '../bench/load/verify-load';
@@ -76,8 +77,9 @@ async function main(): Promise<number> {
   process.once('SIGTERM', interrupted);
 
   try {
-    let address = process.env.TEMPORAL_ADDRESS;
-    if (address === undefined || address === '') {
+    const { addressGiven, ...temporal } = loadSettings(process.env).temporal;
+    let address = temporal.address;
+    if (!addressGiven) {
       process.stderr.write('TEMPORAL_ADDRESS is not set: starting a dev server for this run…\n');
       server = await startDevServer({
         port: await findFreePort(),
@@ -89,10 +91,10 @@ async function main(): Promise<number> {
     }
     const taskQueue = `scale-${randomUUID().slice(0, 8)}`;
     for (let n = 0; n < settings.workers; n++) {
-      const worker = await createWorker({ allowParallelInProgress: true, temporal: { address, taskQueue } });
+      const worker = await createWorker({ allowParallelInProgress: true, temporal: { ...temporal, address, taskQueue } });
       workers.push({ worker, running: worker.run() });
     }
-    client = await SessionClient.connect({ address, taskQueue });
+    client = await SessionClient.connect({ ...temporal, address, taskQueue });
     process.stderr.write(
       `${settings.writers} writers × ${settings.sessions} sessions × ${settings.writes} writes through ${settings.workers} worker(s) at ${address}, task queue ${taskQueue}…\n`,
     );

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { SessionClient } from '../../src/client/session-client';
 import { isBusy } from '../../src/client/transient-errors';
 import { AgentSessionsError } from '../../src/client/errors';
+import { loadSettings, type Settings } from '../../src/config';
 import type { TodoItem } from '../../src/todo';
 
 /** A write the session accepted, with the version it answered. */
@@ -221,13 +222,16 @@ export async function runWriter(client: SessionClient, settings: WriterSettings)
  */
 export async function writerMain(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let settings: WriterSettings;
+  let temporal: Settings['temporal'];
   try {
     settings = settingsFrom([...argv], env);
+    // A program, like the CLI: the connection (TEMPORAL_ADDRESS, AGENT_SESSIONS_TASK_QUEUE, …) comes from its environment.
+    temporal = loadSettings(env).temporal;
   } catch (error) {
     process.stderr.write(`load-writer: ${(error as Error).message}\n`);
     return 2;
   }
-  const client = await SessionClient.connect();
+  const client = await SessionClient.connect(temporal);
   try {
     const report = await runWriter(client, settings);
     process.stdout.write(`${JSON.stringify(report)}\n`);
