@@ -8,7 +8,19 @@ export {
   type StartResult,
   type TodoWriteOptions,
 } from './client';
-export { connectionOptions, TEMPORAL_DEFAULTS, temporalConfigFromEnv, type TemporalConfig } from './config/temporal-config';
+export {
+  AGENT_DEFAULTS,
+  connectionOptions,
+  loadSettings,
+  TEMPORAL_DEFAULTS,
+  type AgentSettings,
+  type HttpSettings,
+  type PathSettings,
+  type Settings,
+  type SettingsFlags,
+  type TemporalConfig,
+  type TemporalSettings,
+} from './config';
 export { findTemporalCli, isServing, startDevServer, type DevServerHandle, type DevServerOptions } from './devserver';
 export {
   foldHistory,

@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { temporalConfigFromEnv } from '../config/temporal-config';
 import { CLUSTER_PORT_RANGE, ClusterStartAbortedError, clusterPorts, startProductionCluster, type ProductionCluster } from '../devserver';
-import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
+import { commandSettings } from './command-settings';
+import { POLICY_ENV, POLICY_FLAG, requirePolicy, UsageError } from './policy-option';
 
 interface ClusterCommandOptions {
   port: number;
@@ -37,13 +38,18 @@ export function addClusterCommand(program: Command): void {
 }
 
 async function runCluster(options: ClusterCommandOptions): Promise<void> {
-  const policy = policyFrom(options.allowParallelInProgress);
+  const settings = commandSettings({
+    ...(options.allowParallelInProgress !== undefined ? { allowParallelInProgress: options.allowParallelInProgress } : {}),
+    httpPort: options.httpPort,
+  });
+  const policy = requirePolicy(settings.policy);
   const ports = clusterPorts(options.port);
   if (Object.values(ports).includes(options.httpPort)) {
     throw new UsageError(`--http-port ${options.httpPort} is one of the ports the cluster derives from --port ${options.port}: choose another`);
   }
-  // Only the namespace is read from the environment: the cluster's address is its own.
-  const { namespace } = temporalConfigFromEnv({ TEMPORAL_NAMESPACE: process.env['TEMPORAL_NAMESPACE'] });
+  // Of the connection settings only the namespace applies: the cluster's address is its own.
+  const { namespace } = settings.temporal;
+  const { cacheDir, dataDir, temporalCliPath } = settings.paths;
 
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -63,7 +69,9 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
         namespace,
         restart: 'unless-stopped',
         signal: stop.signal,
-        ...(options.data !== undefined ? { dataDir: options.data } : {}),
+        dataDir: options.data ?? join(dataDir, 'cluster'),
+        cacheDir,
+        ...(temporalCliPath !== undefined ? { temporalCliPath } : {}),
       });
     } catch (error) {
       if (error instanceof ClusterStartAbortedError) {

@@ -1,10 +1,12 @@
+import { join } from 'node:path';
 import { SessionClient } from '../client';
+import type { Settings, TemporalConfig } from '../config';
 import { isServing, startDevServer, type DevServerHandle } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
-import { temporalConfigFromEnv } from '../config/temporal-config';
-import type { TodoPolicy } from '../todo';
 import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
+import { clientOptions, temporalOptions } from './command-settings';
+import { requirePolicy } from './policy-option';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -25,17 +27,20 @@ interface LocalServerOptions {
   db?: string;
 }
 
-async function startLocalServer(options: LocalServerOptions): Promise<DevServerHandle> {
+async function startLocalServer(settings: Settings, options: LocalServerOptions): Promise<DevServerHandle> {
+  const { cacheDir, dataDir, temporalCliPath } = settings.paths;
   return startDevServer({
     port: options.port,
     ...(options.uiPort !== undefined ? { uiPort: options.uiPort } : {}),
-    ...(options.db !== undefined ? { dbFile: options.db } : {}),
+    dbFile: options.db ?? join(dataDir, 'temporal.sqlite'),
+    cacheDir,
+    ...(temporalCliPath !== undefined ? { temporalCliPath } : {}),
   });
 }
 
 /** `agent-sessions dev`: the local Temporal server in the foreground. */
-export async function runDevServer(options: LocalServerOptions): Promise<void> {
-  const server = await startLocalServer(options);
+export async function runDevServer(settings: Settings, options: LocalServerOptions): Promise<void> {
+  const server = await startLocalServer(settings, options);
   process.stderr.write(
     `Temporal dev server at ${server.address}` +
       `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}. Ctrl-C stops it.\n`,
@@ -48,46 +53,40 @@ export async function runDevServer(options: LocalServerOptions): Promise<void> {
   throw new Error(`the Temporal dev server exited by itself (code ${String(stopped)})`);
 }
 
-interface ServeOptions {
-  port: number;
-  host?: string;
-  policy?: TodoPolicy;
-}
-
-/** Starts the HTTP service with the settings of the environment (token, CORS origins, extra Host names). */
-async function startHttp(options: ServeOptions): Promise<HttpServer> {
-  const token = process.env.AGENT_SESSIONS_TOKEN;
-  const origins = (process.env.AGENT_SESSIONS_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
-  const hosts = (process.env.AGENT_SESSIONS_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter((h) => h !== '');
+/** Starts the HTTP service of the settings (host, port, token, CORS origins, extra Host names) against `temporal`. */
+async function startHttp(settings: Settings, temporal: TemporalConfig): Promise<HttpServer> {
+  const { host, port, token, corsOrigins, allowedHosts } = settings.http;
   return startHttpServer({
-    client: SessionClient.lazy(),
-    port: options.port,
-    host: options.host ?? '127.0.0.1',
-    ...(options.policy !== undefined ? { policy: options.policy } : {}),
-    ...(token !== undefined && token !== '' ? { token } : {}),
-    ...(origins.length > 0 ? { corsOrigins: origins } : {}),
-    ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
+    client: SessionClient.lazy(clientOptions(settings, temporal)),
+    port,
+    host,
+    ...(settings.policy !== undefined ? { policy: settings.policy } : {}),
+    ...(token !== undefined ? { token } : {}),
+    ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
+    ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
   });
 }
 
 /** `agent-sessions serve`: the HTTP API and dashboard until SIGINT/SIGTERM. */
-export async function runServe(options: ServeOptions): Promise<void> {
-  const server = await startHttp(options);
+export async function runServe(settings: Settings): Promise<void> {
+  const temporal = temporalOptions(settings);
+  const server = await startHttp(settings, temporal);
   process.stderr.write(
-    `HTTP API and dashboard at ${server.url} (Temporal ${temporalConfigFromEnv().address})` +
-      `${process.env.AGENT_SESSIONS_TOKEN ? '; bearer token required' : ''}. Ctrl-C stops it.\n`,
+    `HTTP API and dashboard at ${server.url} (Temporal ${temporal.address})` +
+      `${settings.http.token !== undefined ? '; bearer token required' : ''}. Ctrl-C stops it.\n`,
   );
   await untilStopSignal();
   await server.close();
 }
 
 /** `agent-sessions worker`: a session worker until SIGINT/SIGTERM. */
-export async function runWorker(policy: TodoPolicy): Promise<void> {
+export async function runWorker(settings: Settings): Promise<void> {
+  const policy = requirePolicy(settings.policy);
   installRuntimeLogging();
-  const sessionWorker = await createWorker(policy);
-  const config = temporalConfigFromEnv();
+  const temporal = temporalOptions(settings);
+  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir });
   process.stderr.write(
-    `worker polling task queue "${sessionWorker.taskQueue}" on ${config.address} (namespace ${sessionWorker.namespace}), ` +
+    `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
       `allowParallelInProgress=${policy.allowParallelInProgress}\n`,
   );
   const running = sessionWorker.run();
@@ -97,32 +96,34 @@ export async function runWorker(policy: TodoPolicy): Promise<void> {
 
 /**
  * `agent-sessions up` (`npm start`): a local server (reused when one already answers; none with
- * `TEMPORAL_ADDRESS` set) and a worker, until SIGINT/SIGTERM.
+ * `TEMPORAL_ADDRESS` set) and a worker, until SIGINT/SIGTERM. The address it chose is given to
+ * the worker, the HTTP service and the printed hints; the environment is left as it was.
  */
-export async function runUp(policy: TodoPolicy, options: LocalServerOptions & { httpPort: number }): Promise<void> {
+export async function runUp(settings: Settings, options: LocalServerOptions): Promise<void> {
+  const policy = requirePolicy(settings.policy);
+  let temporal = temporalOptions(settings);
   let server: DevServerHandle | undefined;
   let uiUrl: string | undefined;
-  if (process.env.TEMPORAL_ADDRESS === undefined || process.env.TEMPORAL_ADDRESS.trim() === '') {
+  if (!settings.temporal.addressGiven) {
     const address = `127.0.0.1:${options.port}`;
     if (await isServing(address)) {
       process.stderr.write(`reusing the Temporal server that already answers at ${address}\n`);
     } else {
-      server = await startLocalServer(options);
+      server = await startLocalServer(settings, options);
       uiUrl = server.uiUrl;
     }
-    process.env.TEMPORAL_ADDRESS = address;
+    temporal = { ...temporal, address };
   }
   let http: HttpServer | undefined;
   try {
     installRuntimeLogging();
-    const sessionWorker = await createWorker(policy);
-    http = await startHttp({ port: options.httpPort, policy });
-    const config = temporalConfigFromEnv();
-    const env = config.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${config.address} `;
+    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir });
+    http = await startHttp(settings, temporal);
+    const env = temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `;
     process.stdout.write(
       [
         'agent-sessions is running.',
-        `  Temporal server: ${config.address} (namespace ${config.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
+        `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,

@@ -1,10 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { AgentSessionsError, InvalidInputError, SessionClient, type ErrorCode } from '../client';
-import { TEMPORAL_DEFAULTS } from '../config/temporal-config';
+import { AGENT_DEFAULTS, TEMPORAL_DEFAULTS, type Settings } from '../config';
 import { replaySessionHistory } from '../worker/replay';
 import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
-import { policyFrom, POLICY_ENV, POLICY_FLAG, UsageError } from './policy-option';
+import { clientOptions, commandSettings } from './command-settings';
+import { POLICY_ENV, POLICY_FLAG, requirePolicy, UsageError } from './policy-option';
 import { runDevServer, runServe, runUp, runWorker } from './long-running';
 import { treeJson } from '../client/tree-json';
 import { renderListing, renderTree } from './render-tree';
@@ -25,7 +26,11 @@ export function buildProgram(): Command {
       'after',
       `\nConnection (environment): TEMPORAL_ADDRESS (default ${TEMPORAL_DEFAULTS.address}), TEMPORAL_NAMESPACE ` +
         `(default ${TEMPORAL_DEFAULTS.namespace}), AGENT_SESSIONS_TASK_QUEUE (default ${TEMPORAL_DEFAULTS.taskQueue}),\n` +
-        'TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME.',
+        'TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_TLS_SERVER_NAME.\n' +
+        "Agent loop (environment): OPENAI_BASE_URL (default OpenAI's endpoint), OPENAI_API_KEY, " +
+        `AGENT_SESSIONS_MODEL (default ${AGENT_DEFAULTS.model}), AGENT_SESSIONS_MAX_STEPS (default ${AGENT_DEFAULTS.maxSteps}),\n` +
+        `AGENT_SESSIONS_MAX_CONTEXT_CHARS (default ${AGENT_DEFAULTS.maxContextChars}), AGENT_SESSIONS_NUDGE (default ${AGENT_DEFAULTS.nudge}), ` +
+        'AGENT_SESSIONS_APPROVE_TOOLS (tool names, comma-separated), AGENT_SESSIONS_WORKSPACE (folder of the file tools).',
     )
     .showHelpAfterError('(run with --help for usage)');
 
@@ -35,15 +40,13 @@ export function buildProgram(): Command {
     .option('--port <port>', 'frontend (gRPC) port', parsePort, 7233)
     .option('--ui-port <port>', 'Web UI port (default: port + 1000)', parsePort)
     .option('--db <file>', 'SQLite file that keeps the server state (default: data/temporal.sqlite)')
-    .action(async (options: { port: number; uiPort?: number; db?: string }) => runDevServer(options));
+    .action(async (options: { port: number; uiPort?: number; db?: string }) => runDevServer(commandSettings(), options));
 
   program
     .command('worker')
     .description('run a session worker until SIGINT/SIGTERM')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
-    .action(async (options: { allowParallelInProgress?: string }) =>
-      runWorker(policyFrom(options.allowParallelInProgress)),
-    );
+    .action(async (options: { allowParallelInProgress?: string }) => runWorker(commandSettings(policyFlag(options))));
 
   program
     .command('up')
@@ -54,7 +57,7 @@ export function buildProgram(): Command {
     .option('--db <file>', 'SQLite file of the local server')
     .option('--http-port <port>', 'port of the HTTP API and dashboard', parsePort, 8080)
     .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number }) =>
-      runUp(policyFrom(options.allowParallelInProgress), options),
+      runUp(commandSettings({ ...policyFlag(options), httpPort: options.httpPort }), options),
     );
 
   program
@@ -63,10 +66,9 @@ export function buildProgram(): Command {
     .option('--port <port>', 'port to listen on', parsePort, 8080)
     .option('--host <host>', 'address to bind (default 127.0.0.1; 0.0.0.0 exposes it)', '127.0.0.1')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, `${POLICY_HELP}; only for GET /tool-definition`))
-    .action(async (options: { port: number; host: string; allowParallelInProgress?: string }) => {
-      const hasPolicy = options.allowParallelInProgress !== undefined || (process.env[POLICY_ENV] ?? '') !== '';
-      await runServe({ port: options.port, host: options.host, ...(hasPolicy ? { policy: policyFrom(options.allowParallelInProgress) } : {}) });
-    });
+    .action(async (options: { port: number; host: string; allowParallelInProgress?: string }) =>
+      runServe(commandSettings({ ...policyFlag(options), httpHost: options.host, httpPort: options.port })),
+    );
 
   program
     .command('start')
@@ -218,21 +220,23 @@ export function buildProgram(): Command {
     .option('--file <file>', 'replay a history file instead (as written by `history` or `temporal workflow show -o json`)')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
     .action(async (sessionId: string | undefined, options: { file?: string; allowParallelInProgress?: string }) => {
-      const policy = policyFrom(options.allowParallelInProgress);
+      const settings = commandSettings(policyFlag(options));
+      const policy = requirePolicy(settings.policy);
       if ((sessionId === undefined) === (options.file === undefined)) {
         throw new UsageError('replay takes either a <session-id> or --file FILE (exactly one)');
       }
       installRuntimeLogging();
+      const bundle = { cacheDir: settings.paths.cacheDir };
       if (options.file !== undefined) {
         const text = readFileOrFail(options.file);
-        const report = await replaySessionHistory(text, policy);
+        const report = await replaySessionHistory(text, policy, undefined, bundle);
         print(JSON.stringify(report.final.todos));
         return;
       }
       await withClient(async (client) => {
-        const report = await replaySessionHistory(await client.exportHistory(sessionId as string), policy, sessionId);
+        const report = await replaySessionHistory(await client.exportHistory(sessionId as string), policy, sessionId, bundle);
         print(JSON.stringify(report.final.todos));
-      });
+      }, settings);
     });
 
   program
@@ -240,7 +244,7 @@ export function buildProgram(): Command {
     .description('print the todo_write function definition (OpenAI-compatible) a model is given under a policy')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
     .action((options: { allowParallelInProgress?: string }) => {
-      print(JSON.stringify(todoWriteToolDefinition(policyFrom(options.allowParallelInProgress)), null, 2));
+      print(JSON.stringify(todoWriteToolDefinition(requirePolicy(commandSettings(policyFlag(options)).policy)), null, 2));
     });
 
   addClusterCommand(program);
@@ -281,13 +285,19 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   }
 }
 
-async function withClient(action: (client: SessionClient) => Promise<void>): Promise<void> {
-  const client = await SessionClient.connect();
+/** Runs `action` with a client of the command's settings (loaded here unless the command already did). */
+async function withClient(action: (client: SessionClient) => Promise<void>, settings: Settings = commandSettings()): Promise<void> {
+  const client = await SessionClient.connect(clientOptions(settings));
   try {
     await action(client);
   } finally {
     await client.closeConnection();
   }
+}
+
+/** The policy flag as the settings loader takes it: only when it was given. */
+function policyFlag(options: { allowParallelInProgress?: string }): { allowParallelInProgress?: string } {
+  return options.allowParallelInProgress !== undefined ? { allowParallelInProgress: options.allowParallelInProgress } : {};
 }
 
 function print(line: string): void {

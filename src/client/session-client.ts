@@ -12,7 +12,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { temporal as proto } from '@temporalio/proto';
-import { connectionOptions, resolveTemporalConfig, temporalConfigFromEnv, type TemporalConfig } from '../config/temporal-config';
+import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
 import type { ExportedHistory } from '../history/session-history';
 import {
@@ -109,7 +109,7 @@ export interface SessionListing {
 
 /** Settings of a client beyond the connection. */
 export interface SessionClientOptions {
-  /** Task queue new sessions are started on. */
+  /** Task queue new sessions are started on (default `agent-sessions`). */
   taskQueue?: string;
   /**
    * Applied events per run before a session continues as new (default: the workflow's 500),
@@ -127,17 +127,20 @@ export interface SessionClientOptions {
 
 /**
  * A typed client for agent sessions over `@temporalio/client`: what the CLI uses, and what any
- * Node program can use to drive and read sessions.
+ * Node program can use to drive and read sessions. It reads no environment variable: what is not
+ * given takes the documented default ({@link TEMPORAL_DEFAULTS}); a program that wants the CLI's
+ * behaviour passes `loadSettings(process.env).temporal`.
  *
  * @example
- * const sessions = await SessionClient.connect();
+ * const sessions = await SessionClient.connect({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'agent-sessions' });
  * await sessions.todoWrite('build-42', { todos: [{ content: 'Run lint', status: 'in_progress' }] });
  * console.log(await sessions.todos('build-42'));
  * await sessions.closeConnection();
  */
 export class SessionClient {
   /**
-   * Opens a connection from explicit settings, each missing one read from the environment.
+   * Opens a connection from explicit settings, each missing one taking its default
+   * ({@link TEMPORAL_DEFAULTS}: `127.0.0.1:7233`, namespace `default`, task queue `agent-sessions`).
    *
    * @throws TemporalUnavailableError when Temporal cannot be reached; InvalidSettingError for a
    *   malformed setting.
@@ -185,8 +188,7 @@ export class SessionClient {
   private readonly diagnoseAfterMs: number;
 
   /**
-   * @throws InvalidSettingError when `continueAsNewAfter` (or AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER)
-   *   is not an integer in the allowed range.
+   * @throws InvalidSettingError when `continueAsNewAfter` is not an integer in the allowed range.
    */
   constructor(
     /** The Temporal client underneath, for anything this class does not wrap. */
@@ -194,16 +196,14 @@ export class SessionClient {
     options: SessionClientOptions = {},
     private readonly ownsConnection = false,
   ) {
-    this.taskQueue = options.taskQueue ?? temporalConfigFromEnv().taskQueue;
+    this.taskQueue = options.taskQueue ?? TEMPORAL_DEFAULTS.taskQueue;
     this.address = options.address ?? (temporal.connection as Connection).options?.address ?? 'the configured address';
     this.diagnoseAfterMs = options.diagnoseAfterMs ?? 2000;
-    const fromEnv = process.env.AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER;
-    const limit = options.continueAsNewAfter ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? Number(fromEnv) : undefined);
+    const limit = options.continueAsNewAfter;
     if (limit !== undefined) {
       const { min, max } = CONTINUE_AS_NEW_AFTER_RANGE;
       if (!Number.isInteger(limit) || limit < min || limit > max) {
-        const name = options.continueAsNewAfter !== undefined ? 'continueAsNewAfter' : 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER';
-        throw new InvalidSettingError(`${name} must be an integer from ${min} to ${max} (applied events per run), got ${JSON.stringify(options.continueAsNewAfter ?? fromEnv)}`);
+        throw new InvalidSettingError(`continueAsNewAfter must be an integer from ${min} to ${max} (applied events per run), got ${JSON.stringify(limit)}`);
       }
     }
     this.startInput = limit !== undefined ? { continueAsNewAfter: limit } : {};

@@ -18,7 +18,7 @@ export interface PathSettings {
  * `~/.cache/agent-sessions`. A relative `XDG_CACHE_HOME` is ignored, as the XDG spec says.
  * This is the one place the rule is written; everything else is given the folder.
  */
-export function resolveCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function resolveCacheDir(env: NodeJS.ProcessEnv): string {
   const explicit = nonEmpty(env['AGENT_SESSIONS_CACHE_DIR']);
   if (explicit !== undefined) return resolve(explicit);
   const xdg = nonEmpty(env['XDG_CACHE_HOME']);
@@ -35,7 +35,7 @@ export function userCacheDir(): string {
 }
 
 /** The folder for local state (the dev server's SQLite file, the cluster): `AGENT_SESSIONS_DATA_DIR`, else `<cwd>/data`. */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+export function defaultDataDir(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
   const explicit = nonEmpty(env['AGENT_SESSIONS_DATA_DIR']);
   return explicit !== undefined ? resolve(cwd, explicit) : join(cwd, 'data');
 }

@@ -33,7 +33,7 @@ export const TEMPORAL_DEFAULTS = Object.freeze({
  * @throws InvalidSettingError naming the variable: an address that is not `host[:port]`,
  *   `TEMPORAL_TLS` other than true or false, a TLS file that cannot be read, half a client pair.
  */
-export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+export function temporalConfigFromEnv(env: NodeJS.ProcessEnv): TemporalConfig {
   const config: TemporalConfig = {
     address: temporalAddress(env.TEMPORAL_ADDRESS) ?? TEMPORAL_DEFAULTS.address,
     namespace: nonEmpty(env.TEMPORAL_NAMESPACE) ?? TEMPORAL_DEFAULTS.namespace,
@@ -70,9 +70,9 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
  * default. Reads no environment: a program that wants the environment's settings loads them
  * with `loadSettings(process.env)` and passes `settings.temporal`.
  */
-export function resolveTemporalConfig(given: Partial<TemporalConfig> = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+export function resolveTemporalConfig(given: Partial<TemporalConfig> = {}): TemporalConfig {
   const defined = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
-  return { ...temporalConfigFromEnv(env), ...defined };
+  return { ...TEMPORAL_DEFAULTS, ...defined };
 }
 
 /** The part of a {@link TemporalConfig} that both `Connection` and `NativeConnection` take. */

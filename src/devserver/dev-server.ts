@@ -40,8 +40,12 @@ export interface DevServerOptions {
   stdio?: 'inherit' | 'ignore' | 'pipe';
   /** How long to wait for the frontend to serve the namespace. Defaults to 60 seconds. */
   startTimeoutMs?: number;
-  /** Environment for the binary lookup, the data folder and the server process. Defaults to `process.env`. */
+  /** Environment of the server process and the binary lookup (`PATH`), and of the paths not given here. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** The per-user cache folder (the cached binary, the SDK's download). Defaults to the one `env` names. */
+  cacheDir?: string;
+  /** A `temporal` binary chosen explicitly. Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
+  temporalCliPath?: string;
 }
 
 /** A running local Temporal server, returned by {@link startDevServer}. */
@@ -130,7 +134,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   let binary: string;
   try {
-    binary = await findTemporalCli({ env: settings.env });
+    binary = await findTemporalCli({
+      env: settings.env,
+      cacheDir: settings.cacheDir,
+      ...(options.temporalCliPath !== undefined ? { temporalCliPath: options.temporalCliPath } : {}),
+    });
   } catch (error) {
     if (!(error instanceof TemporalCliNotFoundError)) throw error;
     return startWithSdkDownload(settings, error.attempts);
@@ -206,6 +214,7 @@ export interface DevServerSettings {
   stdio: 'inherit' | 'ignore' | 'pipe';
   startTimeoutMs: number;
   env: NodeJS.ProcessEnv;
+  cacheDir: string;
 }
 
 function resolveSettings(options: DevServerOptions): DevServerSettings {
@@ -223,6 +232,7 @@ function resolveSettings(options: DevServerOptions): DevServerSettings {
     stdio: options.stdio ?? 'inherit',
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     env,
+    cacheDir: options.cacheDir ?? resolveCacheDir(env),
   };
 }
 
@@ -230,7 +240,7 @@ function resolveSettings(options: DevServerOptions): DevServerSettings {
  * The arguments after the binary for `temporal server start-dev` with these settings. Dynamic
  * config values are JSON-encoded, as the CLI requires (`key="text"`, `key=true`, `key=3`).
  */
-export function startDevArgs(settings: Omit<DevServerSettings, 'stdio' | 'startTimeoutMs' | 'env'>): string[] {
+export function startDevArgs(settings: Omit<DevServerSettings, 'stdio' | 'startTimeoutMs' | 'env' | 'cacheDir'>): string[] {
   const args = ['server', 'start-dev', '--ip', settings.ip, '--port', String(settings.port)];
   args.push('--db-filename', settings.dbFile, '--log-level', settings.logLevel);
   if (settings.uiPort === false) args.push('--headless');
@@ -457,7 +467,7 @@ async function startWithSdkDownload(settings: DevServerSettings, cliAttempts: re
   try {
     environment = await testing.TestWorkflowEnvironment.createLocal({
       server: {
-        executable: { type: 'cached-download', downloadDir: join(resolveCacheDir(settings.env), 'sdk-download') },
+        executable: { type: 'cached-download', downloadDir: join(settings.cacheDir, 'sdk-download') },
         dbFilename: settings.dbFile,
         ip: settings.ip,
         port: settings.port,

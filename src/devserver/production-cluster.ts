@@ -34,8 +34,12 @@ export interface ProductionClusterOptions {
   restart?: 'unless-stopped' | 'no';
   /** Where the prefixed output of every process and the progress lines go. Defaults to `process.stderr`. */
   output?: NodeJS.WritableStream;
-  /** Environment for the binary lookups, the data folder and the workers. Defaults to `process.env`. */
+  /** Environment of the processes it starts and of the binary lookups (`PATH`), and of the paths not given here. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** The per-user cache folder (the built binaries). Defaults to the one `env` names. */
+  cacheDir?: string;
+  /** A `temporal` binary chosen explicitly. Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
+  temporalCliPath?: string;
   /** Aborting it (Ctrl-C during a start) stops whatever had started and rejects with {@link ClusterStartAbortedError}. */
   signal?: AbortSignal;
 }
@@ -118,6 +122,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
   }
   const namespace = options.namespace ?? 'default';
   const dataDir = options.dataDir ?? join(defaultDataDir(env), 'cluster');
+  const paths = options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {};
   const address = `127.0.0.1:${ports.frontendGrpc}`;
   const timings: ClusterTimings = { binaries: 0, postgres: 0, schemas: 0, temporal: 0, namespace: 0, workers: 0, http: 0, total: 0 };
   const interrupted = (): ClusterStartAbortedError =>
@@ -147,7 +152,10 @@ export async function startProductionCluster(options: ProductionClusterOptions):
 
   await assertPortsFree(ports, httpPort, address);
   const [cli, server] = await step('binaries', () =>
-    Promise.all([findTemporalCli({ env, output }), findTemporalServerBinaries({ env, output })]),
+    Promise.all([
+      findTemporalCli({ env, output, ...paths, ...(options.temporalCliPath !== undefined ? { temporalCliPath: options.temporalCliPath } : {}) }),
+      findTemporalServerBinaries({ env, output, ...paths }),
+    ]),
   );
 
   const started: Array<{ stop(): Promise<unknown> }> = [];

@@ -19,8 +19,15 @@ export const MIN_GO_VERSION = '1.25';
 
 /** Options for {@link findTemporalCli}. */
 export interface FindTemporalCliOptions {
-  /** Environment to read `TEMPORAL_CLI_PATH`, `PATH` and the cache variables from. Defaults to `process.env`. */
+  /**
+   * Environment to read `PATH` (and `GOROOT` for a build) from, and `TEMPORAL_CLI_PATH` and the
+   * cache variables when {@link temporalCliPath} and {@link cacheDir} are not given. Defaults to `process.env`.
+   */
   env?: NodeJS.ProcessEnv;
+  /** The per-user cache folder. Defaults to the one `env` names (`AGENT_SESSIONS_CACHE_DIR`, `XDG_CACHE_HOME`, `~/.cache`). */
+  cacheDir?: string;
+  /** A `temporal` binary chosen explicitly (what `TEMPORAL_CLI_PATH` says). Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
+  temporalCliPath?: string;
   /** Build the CLI with `go install` when no binary is found. Defaults to `true`. */
   install?: boolean;
   /** Where progress lines and the Go build's output are written. Defaults to `process.stderr`. */
@@ -72,7 +79,11 @@ export { resolveCacheDir } from '../config/paths';
 
 /** Where the per-user cached `temporal` binary lives (it may not exist yet). */
 export function cachedTemporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(resolveCacheDir(env), 'bin', executableName('temporal'));
+  return cachedCliIn(resolveCacheDir(env));
+}
+
+function cachedCliIn(cacheDir: string): string {
+  return join(cacheDir, 'bin', executableName('temporal'));
 }
 
 /**
@@ -91,9 +102,10 @@ export function cachedTemporalCliPath(env: NodeJS.ProcessEnv = process.env): str
 export async function findTemporalCli(options: FindTemporalCliOptions = {}): Promise<string> {
   const env = options.env ?? process.env;
   const output = options.output ?? process.stderr;
+  const cacheDir = options.cacheDir ?? resolveCacheDir(env);
   const attempts: string[] = [];
 
-  const explicit = env['TEMPORAL_CLI_PATH'];
+  const explicit = options.temporalCliPath ?? env['TEMPORAL_CLI_PATH'];
   if (explicit) {
     const path = resolve(explicit);
     const problem = await executableProblem(path);
@@ -106,7 +118,7 @@ export async function findTemporalCli(options: FindTemporalCliOptions = {}): Pro
   if (onPath) return onPath;
   attempts.push(`PATH: no executable "temporal" in ${env['PATH'] ? `"${env['PATH']}"` : 'an empty PATH'}`);
 
-  const cached = cachedTemporalCliPath(env);
+  const cached = cachedCliIn(cacheDir);
   const cacheProblem = await executableProblem(cached);
   if (!cacheProblem) return cached;
   attempts.push(`per-user cache: ${cached}: ${cacheProblem}`);
@@ -116,15 +128,14 @@ export async function findTemporalCli(options: FindTemporalCliOptions = {}): Pro
     throw new TemporalCliNotFoundError(attempts);
   }
 
-  const built = await installWithGo(env, output, options.lockTimeoutMs ?? 30 * 60_000);
+  const built = await installWithGo(env, cacheDir, output, options.lockTimeoutMs ?? 30 * 60_000);
   if (built.path) return built.path;
   attempts.push(`go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}: ${built.failure}`);
   throw new TemporalCliNotFoundError(attempts);
 }
 
-function installWithGo(env: NodeJS.ProcessEnv, output: NodeJS.WritableStream, lockTimeoutMs: number): Promise<GoInstallResult> {
-  const cacheDir = resolveCacheDir(env);
-  const target = cachedTemporalCliPath(env);
+function installWithGo(env: NodeJS.ProcessEnv, cacheDir: string, output: NodeJS.WritableStream, lockTimeoutMs: number): Promise<GoInstallResult> {
+  const target = cachedCliIn(cacheDir);
   return goInstall({
     label: 'the Temporal CLI',
     packages: [`${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`],

@@ -47,8 +47,10 @@ export class TemporalServerUnavailableError extends Error {
 
 /** Options for {@link findTemporalServerBinaries}. */
 export interface FindTemporalServerOptions {
-  /** Environment to read `PATH` and the cache variables from. Defaults to `process.env`. */
+  /** Environment to read `PATH` from, and the cache variables when {@link cacheDir} is not given. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** The per-user cache folder. Defaults to the one `env` names (`AGENT_SESSIONS_CACHE_DIR`, `XDG_CACHE_HOME`, `~/.cache`). */
+  cacheDir?: string;
   /** Where progress lines and the Go build's output go. Defaults to `process.stderr`. */
   output?: NodeJS.WritableStream;
   /** How long to wait for another process that is already building them. Defaults to 30 minutes. */
@@ -57,7 +59,11 @@ export interface FindTemporalServerOptions {
 
 /** The folder of the cached binaries of {@link TEMPORAL_SERVER_VERSION}: `<cacheDir>/bin/temporal-server-1.29.1`. */
 export function cachedTemporalServerDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(resolveCacheDir(env), 'bin', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  return serverDirIn(resolveCacheDir(env));
+}
+
+function serverDirIn(cacheDir: string): string {
+  return join(cacheDir, 'bin', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
 }
 
 /**
@@ -70,7 +76,8 @@ export function cachedTemporalServerDir(env: NodeJS.ProcessEnv = process.env): s
  */
 export async function findTemporalServerBinaries(options: FindTemporalServerOptions = {}): Promise<TemporalServerBinaries> {
   const env = options.env ?? process.env;
-  const dir = cachedTemporalServerDir(env);
+  const cacheDir = options.cacheDir ?? resolveCacheDir(env);
+  const dir = serverDirIn(cacheDir);
   const binaries: TemporalServerBinaries = {
     server: join(dir, executableName('temporal-server')),
     sqlTool: join(dir, executableName('temporal-sql-tool')),
@@ -90,7 +97,7 @@ export async function findTemporalServerBinaries(options: FindTemporalServerOpti
     label: `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
     packages: ['cmd/server', 'cmd/tools/sql'].map((pkg) => `${TEMPORAL_SERVER_MODULE}/${pkg}@v${TEMPORAL_SERVER_VERSION}`),
     minGoVersion: MIN_GO_VERSION_FOR_SERVER,
-    cacheDir: resolveCacheDir(env),
+    cacheDir,
     lockName: `temporal-server-${TEMPORAL_SERVER_VERSION}-install.lock`,
     gobin: scratch,
     target: binaries.server,

@@ -6,7 +6,11 @@ import { bundleSessionWorkflows, bundleWithPlugins } from './workflow-bundle';
 
 /** Options of {@link createWorker}. The policy is required and has no default. */
 export interface CreateWorkerOptions extends TodoPolicy {
-  /** Connection settings; each missing one is read from the environment (`TEMPORAL_ADDRESS`, …). */
+  /**
+   * Connection settings; each missing one takes its default (`127.0.0.1:7233`, namespace
+   * `default`, task queue `agent-sessions`). No environment variable is read: pass
+   * `loadSettings(process.env).temporal` for the CLI's behaviour.
+   */
   temporal?: Partial<TemporalConfig>;
   /** An existing connection to share; otherwise the worker opens (and later closes) its own. */
   connection?: NativeConnection;
@@ -18,7 +22,7 @@ export interface CreateWorkerOptions extends TodoPolicy {
    * changes the workflow bundle gets the bundle built with it (not from the cache).
    */
   plugins?: WorkerPlugin[];
-  /** The per-user cache folder for workflow bundles (default: the environment's). */
+  /** The per-user cache folder for workflow bundles (default: `~/.cache/agent-sessions`). */
   cacheDir?: string;
   /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
   workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'plugins'>;

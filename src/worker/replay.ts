@@ -34,12 +34,14 @@ export interface ReplayReport {
  * The policy is only baked into the bundle: validators do not run on replay, so the result is
  * the same under either policy, which is the promise this function lets you check.
  *
+ * @param options.cacheDir where the workflow bundle is cached (default `~/.cache/agent-sessions`).
  * @throws ReplayFailedError naming the broken rule or event.
  */
 export async function replaySessionHistory(
   history: ExportedHistory | History | string,
   policy: TodoPolicy,
   workflowId?: string,
+  options: { cacheDir?: string } = {},
 ): Promise<ReplayReport> {
   assertTodoPolicy(policy, 'replaySessionHistory()');
   let runs: History[];
@@ -62,7 +64,7 @@ export async function replaySessionHistory(
     if (error instanceof InvariantViolation) throw new ReplayFailedError(`replay failed: ${error.message}`);
     throw error;
   }
-  const workflowBundle = await bundleSessionWorkflows(policy);
+  const workflowBundle = await bundleSessionWorkflows(policy, options);
   const histories = runs.map((run) => ({ workflowId: id, history: run }));
   let replayed = 0;
   // Results come back in the order the histories are given.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, type BundleOptions, type BundlerPlugin, type WorkflowBundle } from '@temporalio/worker';
-import { resolveCacheDir } from '../config/paths';
+import { userCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { AgentSessionsPlugin } from './sessions-plugin';
 import { workflowsPath } from './workflows-path';
@@ -11,7 +11,10 @@ type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigH
 
 /** Options of {@link bundleSessionWorkflows}. */
 export interface BundleSessionWorkflowsOptions {
-  /** The per-user cache folder (default: {@link resolveCacheDir} of the environment). */
+  /**
+   * The per-user cache folder (default: `~/.cache/agent-sessions`, from the home folder alone;
+   * the CLI passes the one its settings resolve from `AGENT_SESSIONS_CACHE_DIR` or `XDG_CACHE_HOME`).
+   */
   cacheDir?: string;
 }
 
@@ -35,7 +38,7 @@ const inProcess = new Map<string, Promise<WorkflowBundle>>();
  */
 export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessionWorkflowsOptions = {}): Promise<WorkflowBundle> {
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
-  const cacheDir = options.cacheDir ?? resolveCacheDir();
+  const cacheDir = options.cacheDir ?? userCacheDir();
   const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}`;
   let bundle = inProcess.get(slot);
   if (bundle === undefined) {
@@ -61,7 +64,7 @@ export function forgetBundlesInMemory(): void {
 }
 
 /** The disk cache file of the bundle for `policy`: `{ code, files: [[path, sha256], ...] }`. */
-export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = resolveCacheDir()): string {
+export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir()): string {
   return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}-${entryKey()}.json`);
 }
 

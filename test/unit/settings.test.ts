@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { inspect } from 'node:util';
 import { InvalidSettingError } from '../../src/client/errors';
 import { AGENT_DEFAULTS, loadSettings, requirePolicy, TEMPORAL_DEFAULTS, type Settings } from '../../src/config';
 
+const ROOT = join(__dirname, '..', '..');
 const CWD = join(tmpdir(), 'agent-sessions-settings-cwd');
 
 /** Settings of `env` alone, resolved against a fixed working directory. */
@@ -27,6 +29,11 @@ function assertRefused(env: NodeJS.ProcessEnv, message: RegExp | string | ((mess
       return true;
     },
   );
+}
+
+/** Source text without block comments and whole-line comments (TSDoc examples may show `loadSettings(process.env)`). */
+function withoutComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 }
 
 function scratch(): string {
@@ -252,4 +259,58 @@ test('no secret appears in the JSON or the inspected form of the settings, yet e
   assert.equal(settings.temporal.apiKey, 'temporal-secret');
   assert.equal({ ...settings.temporal }.apiKey, 'temporal-secret', 'a copy passed to a connection keeps the key');
   assert.equal(settings.http.token, 'http-secret');
+});
+
+describe('the library reads no environment', () => {
+  test('a client made with no options targets the defaults, whatever the environment says', async () => {
+    const script = `
+      const { SessionClient } = require('./src/client');
+      const { resolveTemporalConfig } = require('./src/config');
+      const { bundleCacheFile } = require('./src/worker/workflow-bundle');
+      const client = SessionClient.lazy({});
+      process.stdout.write(JSON.stringify({
+        address: client.temporal.connection.options.address,
+        namespace: client.temporal.options.namespace,
+        taskQueue: client.taskQueue,
+        config: resolveTemporalConfig({}),
+        bundle: bundleCacheFile({ allowParallelInProgress: true }),
+      }));`;
+    const bogus = {
+      TEMPORAL_ADDRESS: 'bogus.invalid:1',
+      TEMPORAL_NAMESPACE: 'bogus',
+      AGENT_SESSIONS_TASK_QUEUE: 'bogus',
+      TEMPORAL_API_KEY: 'bogus',
+      AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER: 'not a number',
+      AGENT_SESSIONS_CACHE_DIR: '/bogus/cache',
+      XDG_CACHE_HOME: '/bogus/xdg',
+    };
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, env: { ...process.env, ...bogus } }, (error, out, err) =>
+        error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out),
+      ),
+    );
+    const seen = JSON.parse(stdout);
+    assert.equal(seen.address, TEMPORAL_DEFAULTS.address);
+    assert.equal(seen.namespace, TEMPORAL_DEFAULTS.namespace);
+    assert.equal(seen.taskQueue, TEMPORAL_DEFAULTS.taskQueue);
+    assert.deepEqual(seen.config, { ...TEMPORAL_DEFAULTS });
+    assert.ok(seen.bundle.startsWith(join(homedir(), '.cache', 'agent-sessions')), seen.bundle);
+  });
+
+  test('outside the command line and the dev server helpers, no source file reads process.env', () => {
+    const offenders: string[] = [];
+    const visit = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) visit(path);
+        else if (name.endsWith('.ts') && /\bprocess\.env\b/.test(withoutComments(readFileSync(path, 'utf8')))) offenders.push(relative(ROOT, path));
+      }
+    };
+    for (const dir of ['src', 'workflows']) visit(join(ROOT, dir));
+    assert.deepEqual(
+      offenders.filter((file) => !file.startsWith('src/cli/') && !file.startsWith('src/devserver/')),
+      [],
+      'only src/cli reads the environment (src/devserver takes an env option for the processes it starts)',
+    );
+  });
 });
