@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { DefaultLogger } from '@temporalio/worker';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { ModelAnswer, ToolDefinition } from '../../activities/agent-contract';
+import { MODEL_NOT_CONFIGURED, MODEL_REQUEST_REJECTED, MODEL_UNAVAILABLE, modelCaller } from '../../activities/model-call';
+import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
+import { todoWriteToolDefinition } from '../../src/todo';
+
+const KEY = 'sk-test-do-not-print-0123456789';
+
+const SCRIPT: ScriptJson = {
+  conversations: [
+    {
+      name: 'plan',
+      match: { firstUserMessage: '^Plan' },
+      steps: [{ respond: { content: 'Planning.', tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: 'Run lint', status: 'pending' }] } }] } }],
+    },
+    { name: 'refused', match: { firstUserMessage: '^Refuse' }, steps: [{ respond: { error: { status: 400, message: 'This model does not support tools' } } }] },
+    { name: 'leaky', match: { firstUserMessage: '^Leak' }, steps: [{ respond: { error: { status: 401, message: `Incorrect API key provided: ${KEY}` } } }] },
+    { name: 'broken', match: { firstUserMessage: '^Break' }, steps: [{ respond: { error: { status: 503, message: 'The server is overloaded' } } }] },
+    { name: 'limited', match: { firstUserMessage: '^Limit' }, steps: [{ respond: { error: { status: 429, message: 'Rate limit reached', retryAfterMs: 1500 } } }] },
+    { name: 'slow', match: { firstUserMessage: '^Think' }, steps: [{ respond: { content: 'Done thinking.', delayMs: 2500 } }] },
+    { name: 'stuck', match: { firstUserMessage: '^Wait' }, steps: [{ respond: { content: 'Never sent.', delayMs: 60_000 } }] },
+  ],
+};
+
+const TOOLS: ToolDefinition[] = [todoWriteToolDefinition({ allowParallelInProgress: false })];
+
+let server: ModelServer;
+
+/** An activity environment that keeps the failures these tests provoke out of the output. */
+function quietEnvironment(): MockActivityEnvironment {
+  return new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+}
+
+before(async () => {
+  server = await startModelServer({ script: SCRIPT, apiKey: KEY });
+});
+
+after(async () => {
+  await server.close();
+});
+
+function call(text: string, endpoint: Parameters<typeof modelCaller>[0], env = quietEnvironment()): Promise<ModelAnswer> {
+  const callModel = modelCaller(endpoint);
+  return env.run(callModel, { sessionId: 'model-call-test', model: 'scripted', messages: [{ role: 'user', content: text }], tools: TOOLS });
+}
+
+async function failure(answer: Promise<unknown>): Promise<ApplicationFailure> {
+  try {
+    await answer;
+  } catch (error) {
+    assert.ok(error instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected the call to fail');
+}
+
+describe('callModel', () => {
+  test('answers the model’s text and tool calls with the usage, and counts the characters of todo_write arguments', async () => {
+    const answer = await call('Plan the work', { baseUrl: server.url, apiKey: () => KEY });
+    assert.equal(answer.content, 'Planning.');
+    assert.equal(answer.finishReason, 'tool_calls');
+    assert.equal(answer.toolCalls.length, 1);
+    const [written] = answer.toolCalls;
+    assert.deepEqual(written, {
+      id: 'call_plan_0_0',
+      type: 'function',
+      function: { name: 'todo_write', arguments: JSON.stringify({ todos: [{ content: 'Run lint', status: 'pending' }] }) },
+    });
+    assert.equal(answer.usage.model_calls, 1);
+    assert.ok(answer.usage.prompt_tokens > 0 && answer.usage.completion_tokens > 0);
+    assert.equal(answer.usage.total_tokens, answer.usage.prompt_tokens + answer.usage.completion_tokens);
+    assert.equal(answer.usage.todo_write_chars, written!.function.arguments.length);
+    assert.equal(answer.usage.output_chars, 'Planning.'.length + written!.function.arguments.length);
+  });
+
+  test('a 4xx other than 408 and 429 is not retried, and its failure carries the status and the server’s message', async () => {
+    const failed = await failure(call('Refuse this', { baseUrl: server.url, apiKey: () => KEY }));
+    assert.equal(failed.type, MODEL_REQUEST_REJECTED);
+    assert.equal(failed.nonRetryable, true);
+    assert.match(failed.message, /HTTP 400: .*This model does not support tools/);
+  });
+
+  test('a 5xx is retried by Temporal: the failure is retryable and names the status', async () => {
+    const failed = await failure(call('Break it', { baseUrl: server.url, apiKey: () => KEY }));
+    assert.equal(failed.type, MODEL_UNAVAILABLE);
+    assert.equal(failed.nonRetryable, false);
+    assert.match(failed.message, /HTTP 503 \(retried\): .*overloaded/);
+  });
+
+  test('a 429 is retried after the wait the server asked for', async () => {
+    const failed = await failure(call('Limit me', { baseUrl: server.url, apiKey: () => KEY }));
+    assert.equal(failed.type, MODEL_UNAVAILABLE);
+    assert.equal(failed.nonRetryable, false);
+    assert.equal(failed.nextRetryDelay, 1500);
+  });
+
+  test('an endpoint that cannot be reached is retried', async () => {
+    const failed = await failure(call('Plan the work', { baseUrl: 'http://127.0.0.1:9/v1', apiKey: () => KEY }));
+    assert.equal(failed.type, MODEL_UNAVAILABLE);
+    assert.equal(failed.nonRetryable, false);
+    assert.match(failed.message, /could not be reached/);
+  });
+
+  test('a request that takes longer than the timeout is abandoned and retried', async () => {
+    const failed = await failure(call('Wait forever', { baseUrl: server.url, apiKey: () => KEY, requestTimeoutMs: 300 }));
+    assert.equal(failed.type, MODEL_UNAVAILABLE);
+    assert.match(failed.message, /did not answer in time/);
+  });
+
+  test('without a key, OpenAI’s own endpoint fails at once naming OPENAI_API_KEY; an endpoint of one’s own gets a placeholder key', async () => {
+    const failed = await failure(call('Plan the work', { apiKey: () => undefined }));
+    assert.equal(failed.type, MODEL_NOT_CONFIGURED);
+    assert.equal(failed.nonRetryable, true);
+    assert.match(failed.message, /OPENAI_API_KEY is not set/);
+    // The scripted server here demands KEY, so the placeholder is refused: it was sent, not nothing.
+    const placeholder = await failure(call('Plan the work', { baseUrl: server.url, apiKey: () => undefined }));
+    assert.match(placeholder.message, /HTTP 401/);
+  });
+
+  test('the key never appears in a failure, even when the server quotes it', async () => {
+    const failed = await failure(call('Leak the key', { baseUrl: server.url, apiKey: () => KEY }));
+    assert.equal(failed.type, MODEL_REQUEST_REJECTED);
+    assert.match(failed.message, /Incorrect API key provided: \[hidden\]/);
+    assert.ok(!failed.message.includes(KEY));
+    assert.ok(!(failed.stack ?? '').includes(KEY));
+  });
+
+  test('heartbeats every second while the request is in flight', async () => {
+    const env = quietEnvironment();
+    let beats = 0;
+    env.on('heartbeat', () => beats++);
+    const answer = await call('Think hard', { baseUrl: server.url, apiKey: () => KEY }, env);
+    assert.equal(answer.content, 'Done thinking.');
+    assert.ok(beats >= 3, `${beats} heartbeats in 2.5 s`);
+  });
+
+  test('a cancellation aborts the request in flight: the server sees it abandoned, not completed', async () => {
+    server.reset();
+    const env = quietEnvironment();
+    const answer = call('Wait for me', { baseUrl: server.url, apiKey: () => KEY }, env);
+    await server.waitForRequest((r) => r.conversation === 'stuck' && r.inFlight);
+    env.cancel();
+    await assert.rejects(answer, (error: unknown) => error instanceof CancelledFailure);
+    const record = await server.waitForRequest((r) => r.conversation === 'stuck' && !r.inFlight);
+    assert.equal(record.completed, false);
+  });
+});
