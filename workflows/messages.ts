@@ -21,8 +21,12 @@ export const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
  */
 export type AgentSessionInput = SessionInput;
 
-/** Options of a write that are not part of the model-facing tool arguments. */
-export interface TodoWriteOptions {
+/**
+ * The `todo_write` Update's optional second argument, as it travels: options of a write that
+ * are not part of the model-facing tool arguments. (The client library's `TodoWriteOptions`
+ * adds the update id, which Temporal carries beside the arguments.)
+ */
+export interface TodoWriteUpdateOptions {
   /** Refuse the write unless the session is still at this version (optimistic concurrency). */
   expectedVersion?: number;
 }
@@ -81,7 +85,7 @@ export interface Transcript {
  * written to history the moment it arrives. The optional second argument carries options
  * that are not the model's (`expectedVersion`).
  */
-export const todoWriteUpdate = defineUpdate<TodoWriteResult, [TodoWriteArgs, TodoWriteOptions?]>('todo_write');
+export const todoWriteUpdate = defineUpdate<TodoWriteResult, [TodoWriteArgs, TodoWriteUpdateOptions?]>('todo_write');
 
 /** `turn/start`: a new turn begins and its list starts empty (`null`). */
 export const turnStartSignal = defineSignal<[SessionMessageInput]>('turn/start');

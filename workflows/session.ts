@@ -67,7 +67,7 @@ import {
   type SessionMessageInput,
   type SubagentClosedInput,
   type SubagentSpawnResult,
-  type TodoWriteOptions,
+  type TodoWriteUpdateOptions,
   type TodoWriteResult,
 } from './messages';
 
@@ -144,7 +144,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   // between releases would fail histories that were valid when written.
   setHandler(
     todoWriteUpdate,
-    (args: TodoWriteArgs, _options?: TodoWriteOptions): TodoWriteResult => {
+    (args: TodoWriteArgs, _options?: TodoWriteUpdateOptions): TodoWriteResult => {
       const updateId = currentUpdateInfo()?.id;
       // A retry of a write already applied (possibly in an earlier run) answers from its receipt.
       const receipt = findReceipt(state, updateId);
@@ -153,7 +153,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
       return writeResult(state);
     },
     {
-      validator: (args: TodoWriteArgs, options?: TodoWriteOptions): void => {
+      validator: (args: TodoWriteArgs, options?: TodoWriteUpdateOptions): void => {
         if (findReceipt(state, currentUpdateInfo()?.id) !== undefined) return;
         if (state.closed) throw rejected('TodoRejected', `todo_write rejected: session ${sessionId} is closed and accepts no more writes`, 'session-closed');
         asFailure('TodoRejected', () => {
