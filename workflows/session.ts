@@ -148,7 +148,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
       const updateId = currentUpdateInfo()?.id;
       // A retry of a write already applied (possibly in an earlier run) answers from its receipt.
       const receipt = findReceipt(state, updateId);
-      if (receipt !== undefined) return receipt.result;
+      if (receipt !== undefined) return receipt;
       apply({ type: 'todo/write', todos: args.todos, label: `todo/write of update ${updateId ?? '?'}`, ...(updateId ? { updateId } : {}) });
       return writeResult(state);
     },
@@ -166,14 +166,14 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
 
   setHandler(
     subagentSpawnUpdate,
-    async ({ name, task }): Promise<SubagentSpawnResult> => {
+    async ({ name, task, agent: runsAgent }): Promise<SubagentSpawnResult> => {
       const childId = childSessionId(sessionId, name);
       const spawn: SessionEvent = { type: 'subagent/spawn', name, sessionId: childId, ...(task !== undefined ? { task } : {}) };
       starting.add(name);
       try {
         await startChild(SESSION_WORKFLOW_TYPE, {
           workflowId: childId,
-          args: [{ parent: { sessionId, name }, ...(task !== undefined ? { task } : {}), continueAsNewAfter: limit }],
+          args: [{ parent: { sessionId, name }, ...(task !== undefined ? { task } : {}), ...(runsAgent === true ? { agent: true } : {}), continueAsNewAfter: limit }],
           // Children must outlive their parent's continue-as-new; closing is done explicitly below.
           parentClosePolicy: ParentClosePolicy.ABANDON,
           workflowIdReusePolicy: 'REJECT_DUPLICATE',

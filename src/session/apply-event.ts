@@ -3,7 +3,7 @@ import { InvariantViolation } from '../todo/invariant';
 import { type TodoCounts } from '../todo/todo-item';
 import { cut, IGNORED_SIGNALS_KEPT } from './ignored-signal';
 import type { SessionEvent } from './session-event';
-import { findReceipt, INITIAL_SESSION_STATE, RECENT_WRITES_KEPT, writeResult, type SessionState } from './session-state';
+import { findReceipt, INITIAL_SESSION_STATE, RECENT_WRITES_KEPT, receiptOf, type SessionState } from './session-state';
 
 /**
  * Applies one event to a session's state, returning a new state (the input is not changed).
@@ -30,7 +30,8 @@ export function applySessionEvent(state: SessionState, event: SessionEvent): Ses
   switch (event.type) {
     case 'todo/write':
       if (event.updateId !== undefined) {
-        next.recentWrites = [...state.recentWrites, { updateId: event.updateId, result: writeResult(next) }].slice(-RECENT_WRITES_KEPT);
+        // A run that started with a first-release run's receipts keeps as many as it was given.
+        next.recentWrites = [...state.recentWrites, receiptOf(event.updateId, next)].slice(-Math.max(RECENT_WRITES_KEPT, state.recentWrites.length));
       }
       return next;
     case 'turn/start':

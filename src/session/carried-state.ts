@@ -1,6 +1,6 @@
 import { assertTodoInvariant, InvariantViolation } from '../todo/invariant';
 import { describeValue } from '../todo/rejection';
-import { RECENT_WRITES_KEPT, type SessionState } from './session-state';
+import { LEGACY_RECENT_WRITES_KEPT, type LegacyWriteReceipt, type SessionState, type WriteReceipt } from './session-state';
 import { IGNORED_SIGNALS_KEPT } from './ignored-signal';
 
 const WHERE = 'the state carried into this run';
@@ -8,7 +8,7 @@ const WHERE = 'the state carried into this run';
 /**
  * Checks the one object a session carries across continue-as-new before the new run trusts it:
  * every field of {@link SessionState} with its type, the durable invariant on the list, unique
- * children, and at most {@link RECENT_WRITES_KEPT} receipts. `ignoredSignals` may be absent:
+ * children, and at most {@link LEGACY_RECENT_WRITES_KEPT} receipts (compact, or as the first release carried them). `ignoredSignals` may be absent:
  * runs started before the list existed carried none (see {@link carriedState}).
  *
  * @throws InvariantViolation naming the carried state and the field.
@@ -38,13 +38,12 @@ export function assertCarriedState(value: unknown): asserts value is SessionStat
     if (names.has(c!.name as string)) fail(`children[${index}] repeats the name ${describeValue(c!.name)}`);
     names.add(c!.name as string);
   }
-  if (!Array.isArray(state.recentWrites) || state.recentWrites.length > RECENT_WRITES_KEPT) {
-    fail(`recentWrites must be an array of at most ${RECENT_WRITES_KEPT} receipts`);
+  if (!Array.isArray(state.recentWrites) || state.recentWrites.length > LEGACY_RECENT_WRITES_KEPT) {
+    fail(`recentWrites must be an array of at most ${LEGACY_RECENT_WRITES_KEPT} receipts`);
   }
   for (const [index, receipt] of (state.recentWrites as unknown[]).entries()) {
-    const r = receipt as Record<string, unknown> | null;
-    if (typeof r !== 'object' || r === null || typeof r.updateId !== 'string' || typeof r.result !== 'object' || r.result === null) {
-      fail(`recentWrites[${index}] must be {updateId, result}, got ${describeValue(receipt)}`);
+    if (!isReceipt(receipt) && !isLegacyReceipt(receipt)) {
+      fail(`recentWrites[${index}] must be [updateId, version, pending, in_progress, completed], got ${describeValue(receipt)}`);
     }
   }
   const ignored = state.ignoredSignals;
@@ -59,9 +58,38 @@ export function assertCarriedState(value: unknown): asserts value is SessionStat
 }
 
 /**
- * The carried state as the new run uses it, after {@link assertCarriedState}: a state carried
- * by a run of an earlier release lacks `ignoredSignals`, which starts empty.
+ * The carried state as the new run uses it, after {@link assertCarriedState}. A state carried
+ * by a run of the first release lacks `ignoredSignals` (it starts empty) and holds its receipts
+ * as `{updateId, result}` objects (they become compact receipts, answering the same).
  */
 export function carriedState(state: SessionState): SessionState {
-  return state.ignoredSignals === undefined ? { ...state, ignoredSignals: [] } : state;
+  const receipts = state.recentWrites as unknown[];
+  const legacy = receipts.some(isLegacyReceipt);
+  if (state.ignoredSignals !== undefined && !legacy) return state;
+  return {
+    ...state,
+    ignoredSignals: state.ignoredSignals ?? [],
+    recentWrites: receipts.map((receipt): WriteReceipt => {
+      if (!isLegacyReceipt(receipt)) return receipt as WriteReceipt;
+      const { updateId, result } = receipt;
+      return [updateId, result.version, result.pending, result.in_progress, result.completed];
+    }),
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+function isReceipt(value: unknown): value is WriteReceipt {
+  return Array.isArray(value) && value.length === 5 && typeof value[0] === 'string' && value.slice(1).every(isCount);
+}
+
+function isLegacyReceipt(value: unknown): value is LegacyWriteReceipt {
+  const r = value as { updateId?: unknown; result?: Record<string, unknown> } | null;
+  const result = r?.result;
+  return (
+    typeof r === 'object' && r !== null && typeof r.updateId === 'string' && typeof result === 'object' && result !== null &&
+    isCount(result.version) && isCount(result.pending) && isCount(result.in_progress) && isCount(result.completed)
+  );
 }

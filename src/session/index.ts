@@ -54,11 +54,14 @@ export {
 export {
   findReceipt,
   INITIAL_SESSION_STATE,
+  LEGACY_RECENT_WRITES_KEPT,
+  receiptOf,
   RECENT_WRITES_KEPT,
   writeResult,
   type ChildSession,
   type SessionState,
   type TodoWriteResult,
+  type LegacyWriteReceipt,
   type WriteReceipt,
 } from './session-state';
 export { snapshotSession, type AgentStatus, type SessionParent, type SessionSnapshot } from './snapshot';

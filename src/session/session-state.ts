@@ -23,14 +23,30 @@ export interface ChildSession {
   answer?: string;
 }
 
-/** An applied write's update id and result, kept so a retry can be answered without applying it again. */
-export interface WriteReceipt {
+/**
+ * An applied write's update id and what it answered, kept so a retry can be answered without
+ * applying it again: `[updateId, version, pending, in_progress, completed]` (the message is
+ * rendered again from the counts). Compact, because receipts are carried into every new run.
+ */
+export type WriteReceipt = [updateId: string, version: number, pending: number, inProgress: number, completed: number];
+
+/** A receipt as runs of the first release carried it. */
+export interface LegacyWriteReceipt {
   updateId: string;
   result: TodoWriteResult;
 }
 
-/** How many recent write receipts a session keeps (and carries into a new run). */
-export const RECENT_WRITES_KEPT = 256;
+/**
+ * How many recent write receipts a session carries into a new run. Temporal itself answers a
+ * retried update id within one run; receipts matter only for a retry that crosses a
+ * continue-as-new. At most 10 updates are in flight per workflow, so every write whose answer
+ * could have been lost at the boundary is among the last 10; 128 leave room for clients that
+ * retry much later (an HTTP caller told the outcome is unknown) at twelve times that.
+ */
+export const RECENT_WRITES_KEPT = 128;
+
+/** How many receipts runs of the first release carried; a run that starts with that many keeps them. */
+export const LEGACY_RECENT_WRITES_KEPT = 256;
 
 /** Everything a session knows, derived from its events alone. */
 export interface SessionState {
@@ -71,10 +87,20 @@ export const INITIAL_SESSION_STATE: Readonly<SessionState> = Object.freeze({
   ignoredSignals: [],
 });
 
-/** The receipt of a write already applied under `updateId`, if it is still remembered. */
-export function findReceipt(state: SessionState, updateId: string | undefined): WriteReceipt | undefined {
+/** What a write already applied under `updateId` answered, if its receipt is still kept. */
+export function findReceipt(state: SessionState, updateId: string | undefined): TodoWriteResult | undefined {
   if (updateId === undefined) return undefined;
-  return state.recentWrites.find((receipt) => receipt.updateId === updateId);
+  const receipt = state.recentWrites.find(([id]) => id === updateId);
+  if (receipt === undefined) return undefined;
+  const [, version, pending, in_progress, completed] = receipt;
+  const counts = { pending, in_progress, completed };
+  return { ...counts, message: renderCounts(counts), version };
+}
+
+/** The receipt of the write that produced `state`. */
+export function receiptOf(updateId: string, state: SessionState): WriteReceipt {
+  const { pending, in_progress, completed } = countTodos(state.todos);
+  return [updateId, state.version, pending, in_progress, completed];
 }
 
 /** The result a write returns for the state it produced. */

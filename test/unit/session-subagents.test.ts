@@ -6,10 +6,13 @@ import {
   acceptSubagentSpawn,
   applySessionEvent,
   assertCarriedState,
+  carriedState,
   checkExpectedVersion,
   childSessionId,
+  findReceipt,
   foldSession,
   INITIAL_SESSION_STATE,
+  LEGACY_RECENT_WRITES_KEPT,
   RECENT_WRITES_KEPT,
   type SessionEvent,
 } from '../../src/session';
@@ -25,15 +28,32 @@ describe('idempotent writes in the fold', () => {
     const once = foldSession([write('first', 'u1')]);
     const twice = applySessionEvent(once, write('second', 'u1'));
     assert.equal(twice, once);
-    assert.equal(twice.recentWrites[0]?.result.message, 'Updated todo list: 1 pending, 0 in progress, 0 completed');
-    assert.equal(twice.recentWrites[0]?.result.version, 1);
+    assert.deepEqual(findReceipt(twice, 'u1'), { pending: 1, in_progress: 0, completed: 0, message: 'Updated todo list: 1 pending, 0 in progress, 0 completed', version: 1 });
+  });
+
+  test('a receipt is compact: the update id, the version and the three counts', () => {
+    assert.deepEqual(foldSession([write('first', 'u1')]).recentWrites, [['u1', 1, 1, 0, 0]]);
+  });
+
+  test("receipts carried by a first-release run are read as compact receipts that answer the same, and the run keeps as many", () => {
+    const legacy = Array.from({ length: LEGACY_RECENT_WRITES_KEPT }, (_, i) => ({
+      updateId: `old-${i}`,
+      result: { pending: 0, in_progress: 1, completed: i % 3, message: 'ignored: rendered again', version: i + 1 },
+    }));
+    const carried = { ...INITIAL_SESSION_STATE, version: LEGACY_RECENT_WRITES_KEPT, recentWrites: legacy } as unknown;
+    assertCarriedState(carried);
+    const state = carriedState(carried);
+    assert.deepEqual(findReceipt(state, 'old-4'), { pending: 0, in_progress: 1, completed: 1, message: 'Updated todo list: 0 pending, 1 in progress, 1 completed', version: 5 });
+    const after = applySessionEvent(state, write('new', 'new-1'));
+    assert.equal(after.recentWrites.length, LEGACY_RECENT_WRITES_KEPT, 'a first-release run keeps the 256 it was given');
+    assert.ok(findReceipt(after, 'old-200') !== undefined);
   });
 
   test('only the most recent receipts are kept, so carried state stays bounded', () => {
     const events = Array.from({ length: RECENT_WRITES_KEPT + 5 }, (_, i) => write(`w${i}`, `u${i}`));
     const state = foldSession(events);
     assert.equal(state.recentWrites.length, RECENT_WRITES_KEPT);
-    assert.equal(state.recentWrites[0]?.updateId, 'u5');
+    assert.equal(state.recentWrites[0]?.[0], 'u5');
   });
 
   test('property: with ids drawn from a small set, the applied writes are exactly the first of each id', () => {
