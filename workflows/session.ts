@@ -33,6 +33,7 @@ import {
   ignoredSignalReason,
   INITIAL_SESSION_STATE,
   SessionInputRejection,
+  sessionIndexValues,
   snapshotSession,
   subagentIdTaken,
   Rejection,
@@ -46,6 +47,7 @@ import {
 } from '../src/session/workflow-api';
 import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
+import { indexSession } from './session-index';
 import {
   closeUpdate,
   DEFAULT_CONTINUE_AS_NEW_AFTER,
@@ -105,6 +107,8 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   /** Subagents this run has asked to close. */
   const signalled = new Set<string>();
   const agent = new AgentLoop({ sessionId, state: () => state }, input.carriedAgent);
+  // The session's search attributes follow its state, so listing sessions is one visibility call.
+  const flushIndex = indexSession(() => sessionIndexValues(state, about.parent));
   // A subagent spawned by a model runs its task as its first message, then closes.
   if (input.agent === true && input.task !== undefined && info.continuedFromExecutionRunId === undefined) {
     agent.enqueue(input.task, new Date().toISOString());
@@ -153,10 +157,12 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
       return writeResult(state);
     },
     {
-      validator: (args: TodoWriteArgs, options?: TodoWriteUpdateOptions): void => {
+      validator: (args: TodoWriteArgs, options?: TodoWriteUpdateOptions, ...extra: unknown[]): void => {
         if (findReceipt(state, currentUpdateInfo()?.id) !== undefined) return;
         if (state.closed) throw rejected('TodoRejected', `todo_write rejected: session ${sessionId} is closed and accepts no more writes`, 'session-closed');
         asFailure('TodoRejected', () => {
+          // A third argument would be logged with the write yet judged by nothing: refuse it.
+          if (extra.length > 0) throw new Rejection([{ rule: 'shape', path: 'arguments', detail: `todo_write takes at most two arguments (the tool arguments and {"expectedVersion": N}), got ${2 + extra.length}` }]);
           checkWriteOptions(options, state.version);
           acceptTodoWrite(args, deploymentPolicy());
         });
@@ -261,6 +267,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     if (state.closed) break;
     // The agent's state goes along only once it has any, so runs without one carry what they always did.
     const carriedAgent = agent.state.revision > 0 ? { carriedAgent: agent.state } : {};
+    flushIndex?.();
     await continueAsNew<typeof agentSession>({ ...input, carried: state, ...carriedAgent });
   }
 
@@ -278,6 +285,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     await closeOpenChildren();
     await childrenClosed();
   }
+  flushIndex?.();
   return snapshotSession(sessionId, state, about, agent.state);
 }
 

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type * as Testing from '@temporalio/testing';
 import { Connection } from '@temporalio/client';
 import { defaultDataDir, resolveCacheDir } from '../config/paths';
+import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { TemporalCliNotFoundError, findTemporalCli, MIN_GO_VERSION } from './temporal-cli';
 
 /** The search attribute types the dev server accepts on `--search-attribute`. */
@@ -30,7 +31,7 @@ export interface DevServerOptions {
   logLevel?: string;
   /** Dynamic config overrides, each passed as `--dynamic-config-value key=<JSON value>`. */
   dynamicConfig?: Record<string, string | number | boolean>;
-  /** Search attributes to register, each passed as `--search-attribute name=Type`. */
+  /** Search attributes to register besides the sessions' own (always declared), each passed as `--search-attribute name=Type`. */
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /**
    * What happens to the server's output: `'inherit'` prints it (the default), `'ignore'` drops it,
@@ -228,7 +229,8 @@ function resolveSettings(options: DevServerOptions): DevServerSettings {
     namespace: options.namespace ?? 'default',
     logLevel: options.logLevel ?? 'warn',
     dynamicConfig: options.dynamicConfig ?? {},
-    searchAttributes: options.searchAttributes ?? {},
+    // The sessions index themselves with these: every dev server declares them.
+    searchAttributes: { ...SESSION_SEARCH_ATTRIBUTES, ...options.searchAttributes },
     stdio: options.stdio ?? 'inherit',
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     env,

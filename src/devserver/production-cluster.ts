@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TodoPolicy } from '../todo';
 import { clusterPorts, type ClusterPorts } from './cluster-ports';
+import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { bindProblem, defaultDataDir, isServing, type SearchAttributeTypeName } from './dev-server';
 import { ManagedProcess, describeExit } from './managed-process';
 import { startPostgres, type RunningPostgres } from './postgres-cluster';
@@ -203,7 +204,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
     await step('temporal', () => untilServing(temporal, address, 'temporal-system', 120_000));
 
     await step('namespace', async () => {
-      const registered = await registerNamespace({ cli, address, namespace, searchAttributes: options.searchAttributes ?? {} });
+      const registered = await registerNamespace({ cli, address, namespace, searchAttributes: { ...SESSION_SEARCH_ATTRIBUTES, ...options.searchAttributes } });
       if (registered.createdNamespace) progress(`registered namespace ${namespace}`);
       if (registered.addedSearchAttributes.length > 0) progress(`added search attributes ${registered.addedSearchAttributes.join(', ')}`);
       await untilServing(temporal, address, namespace, 60_000);

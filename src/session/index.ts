@@ -64,5 +64,12 @@ export {
   type LegacyWriteReceipt,
   type WriteReceipt,
 } from './session-state';
+export {
+  changedIndexValues,
+  SESSION_SEARCH_ATTRIBUTES,
+  sessionIndexValues,
+  type SessionIndexValues,
+  type SessionSearchAttribute,
+} from './search-attributes';
 export { snapshotSession, type AgentStatus, type SessionParent, type SessionSnapshot } from './snapshot';
 export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';

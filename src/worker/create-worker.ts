@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { assertSessionSearchAttributes } from './search-attributes-check';
 import { AgentSessionsPlugin } from './sessions-plugin';
 import { bundleSessionWorkflows, bundleWithPlugins } from './workflow-bundle';
 
@@ -68,6 +69,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   let worker: Worker;
   try {
+    await assertSessionSearchAttributes(connection, config.namespace);
     worker = await Worker.create({
       ...options.workerOptions,
       connection,
