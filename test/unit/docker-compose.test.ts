@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SESSION_SEARCH_ATTRIBUTES } from '../../src/session';
 
 const root = join(__dirname, '..', '..');
 
@@ -126,4 +128,11 @@ test('the Temporal server reads the configuration files `agent-sessions cluster`
   assert.equal(env['DB_PORT'], '5432');
   assert.equal(env['POSTGRES_PWD'], SECRETS.POSTGRES_PASSWORD);
   assert.equal(env['BIND_ON_IP'], '0.0.0.0');
+});
+
+test("the namespace job registers every search attribute the sessions index themselves with, each with its type", () => {
+  const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+  for (const [name, type] of Object.entries(SESSION_SEARCH_ATTRIBUTES)) {
+    assert.ok(text.includes(`${name}=${type}`), `${name}=${type} is registered by temporal-create-namespace`);
+  }
 });
