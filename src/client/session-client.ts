@@ -10,7 +10,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type UpdateDefinition } from '@temporalio/common';
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
@@ -27,7 +27,9 @@ import {
   type TodoWriteArgs,
 } from '../todo';
 import {
+  addUsage,
   CONTINUE_AS_NEW_AFTER_RANGE,
+  NO_USAGE,
   SESSION_ID_SEPARATOR,
   topLevelIdProblem,
   type SessionSnapshot,
@@ -41,10 +43,20 @@ import {
   subagentSpawnUpdate,
   todosQuery,
   todoWriteUpdate,
+  toolApproveUpdate,
+  toolDenyUpdate,
+  transcriptQuery,
   turnEndSignal,
+  turnInterruptUpdate,
   turnStartSignal,
+  userMessageUpdate,
   type AgentSessionInput,
   type SubagentSpawnResult,
+  type ToolDecisionResult,
+  type Transcript,
+  type TurnOutcome,
+  type Usage,
+  type UserMessageResult,
 } from '../../workflows/messages';
 import {
   AgentSessionsError,
@@ -53,6 +65,7 @@ import {
   MissingSessionIdError,
   NoWorkerError,
   OutcomeUnknownError,
+  RequestRejectedError,
   SessionBrokenError,
   SessionClosedError,
   SessionNotFoundError,
@@ -247,24 +260,7 @@ export class SessionClient {
     refuseUnsendable(trimmed);
     const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimmed as TodoWriteArgs];
     if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
-    // A subagent exists only once its parent spawned it: a write to one that does not exist
-    // must not create a top-level session under its id, so only top-level ids write-with-start.
-    const send = sessionId.includes(SESSION_ID_SEPARATOR)
-      ? () => this.temporal.workflow.getHandle(sessionId).executeUpdate(todoWriteUpdate, { args: updateArgs, updateId })
-      : () =>
-          this.temporal.workflow.executeUpdateWithStart(todoWriteUpdate, {
-            args: updateArgs,
-            updateId,
-            startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
-              ...this.startOptions(sessionId, this.startInput),
-              workflowIdConflictPolicy: 'USE_EXISTING',
-            }),
-          });
-    if (!sessionId.includes(SESSION_ID_SEPARATOR)) requireTopLevelId(sessionId);
-    // Temporal admits 10 updates in flight per workflow; past that it answers "resource
-    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
-    // writers queues here with backoff instead of seeing that error.
-    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
+    return this.updateWithStart(sessionId, todoWriteUpdate, updateArgs, updateId);
   }
 
   /** Starts a new turn; the session's list becomes `null` until the next write. */
@@ -281,10 +277,14 @@ export class SessionClient {
    * Starts a subagent of `parentId` as a child session named `name` (unique within the parent)
    * and returns its session id, `<parent>/<name>`.
    *
+   * With `updateId`, a spawn retried with the same id starts the child once and answers the
+   * same result (what the agent loop's tool calls rely on).
+   *
    * @throws TodoRejectedError (`subagent-name`, `subagent-exists`) for a bad or taken name.
    */
-  async spawnSubagent(parentId: string, input: SubagentSpawnInput): Promise<SubagentSpawnResult> {
-    return this.call(parentId, (handle) => this.watched(parentId, () => handle.executeUpdate(subagentSpawnUpdate, { args: [input] })));
+  async spawnSubagent(parentId: string, input: SubagentSpawnInput, options: { updateId?: string } = {}): Promise<SubagentSpawnResult> {
+    const update = { args: [input] as [SubagentSpawnInput], ...(options.updateId !== undefined ? { updateId: options.updateId } : {}) };
+    return this.call(parentId, (handle) => this.watched(parentId, () => handle.executeUpdate(subagentSpawnUpdate, update), options.updateId));
   }
 
   /** The current list, or `null` when the current turn has none. Works on closed sessions. */
@@ -369,6 +369,107 @@ export class SessionClient {
   /** Closes the connection if this client opened it. */
   async closeConnection(): Promise<void> {
     if (this.ownsConnection) await this.temporal.connection.close();
+  }
+
+  /**
+   * Gives the session's agent a message (`user/message`). It starts a turn at once, or waits
+   * for the running turn to end (`queued: true`). A top-level session that does not exist yet
+   * is created by its first message (update-with-start), so `chat new-id "..."` just works; a
+   * subagent must have been spawned first.
+   *
+   * @throws RequestRejectedError (`empty-message`, `message-too-long`, `shape`);
+   *   SessionClosedError when the session was closed.
+   */
+  async sendMessage(sessionId: string, text: string): Promise<UserMessageResult> {
+    return this.updateWithStart(sessionId, userMessageUpdate, [{ text }], randomUUID());
+  }
+
+  /**
+   * Ends the running turn (`turn/interrupt`): its model call is cancelled and the turn ends as
+   * `interrupted`; the list stays. Answers once the loop has stopped, with how the turn ended.
+   *
+   * @throws RequestRejectedError (`no-running-turn`) when no turn runs.
+   */
+  async interrupt(sessionId: string): Promise<TurnOutcome | null> {
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => handle.executeUpdate(turnInterruptUpdate, { args: [{}] })));
+  }
+
+  /**
+   * Lets a tool call that waits for a person run (`tool/approve`).
+   *
+   * @throws RequestRejectedError (`no-pending-call`) when no call with that id waits.
+   */
+  async approve(sessionId: string, callId: string, reason?: string): Promise<ToolDecisionResult> {
+    return this.decide(sessionId, toolApproveUpdate, callId, reason);
+  }
+
+  /**
+   * Refuses a tool call that waits for a person (`tool/deny`); the model reads the refusal,
+   * with the reason, as the call's result.
+   *
+   * @throws RequestRejectedError (`no-pending-call`) when no call with that id waits.
+   */
+  async deny(sessionId: string, callId: string, reason?: string): Promise<ToolDecisionResult> {
+    return this.decide(sessionId, toolDenyUpdate, callId, reason);
+  }
+
+  /** The conversation of the session's agent loop, its usage and its last turn. Works on closed sessions. */
+  async transcript(sessionId: string): Promise<Transcript> {
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(transcriptQuery))), 'read');
+  }
+
+  /**
+   * What the model calls cost: this session's own usage, and the tree's (this session plus every
+   * subagent below it, closed ones included), read from each session's `session` query.
+   */
+  async usage(sessionId: string): Promise<{ session: Usage; tree: Usage }> {
+    const treeUsage = async (snapshot: SessionSnapshot): Promise<Usage> => {
+      const below = await Promise.all(snapshot.children.map(async (child) => treeUsage(await this.session(child.sessionId))));
+      return below.reduce((sum, usage) => addUsage(sum, usage), addUsage(NO_USAGE, snapshot.usage));
+    };
+    const root = await this.session(sessionId);
+    return { session: addUsage(NO_USAGE, root.usage), tree: await treeUsage(root) };
+  }
+
+  /**
+   * Sends an update, starting the session first when it is a top-level one that does not exist
+   * (update-with-start). A subagent exists only once its parent spawned it: an update to one that
+   * does not exist must not create a top-level session under its id, so subagent ids are sent to
+   * directly.
+   */
+  private async updateWithStart<Ret, Args extends [unknown, ...unknown[]]>(
+    sessionId: string,
+    update: UpdateDefinition<Ret, Args>,
+    args: Args,
+    updateId: string,
+  ): Promise<Ret> {
+    requireId(sessionId);
+    const send = sessionId.includes(SESSION_ID_SEPARATOR)
+      ? () => this.temporal.workflow.getHandle(sessionId).executeUpdate(update, { args, updateId })
+      : () =>
+          this.temporal.workflow.executeUpdateWithStart(update, {
+            args,
+            updateId,
+            startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+              ...this.startOptions(sessionId, this.startInput),
+              workflowIdConflictPolicy: 'USE_EXISTING',
+            }),
+          });
+    if (!sessionId.includes(SESSION_ID_SEPARATOR)) requireTopLevelId(sessionId);
+    // Temporal admits 10 updates in flight per workflow; past that it answers "resource
+    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
+    // writers queues here with backoff instead of seeing that error.
+    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
+  }
+
+  private async decide(
+    sessionId: string,
+    update: typeof toolApproveUpdate,
+    callId: string,
+    reason: string | undefined,
+  ): Promise<ToolDecisionResult> {
+    const input = { callId, ...(reason !== undefined ? { reason } : {}) };
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => handle.executeUpdate(update, { args: [input] })));
   }
 
   private startOptions(sessionId: string, input: AgentSessionInput) {
@@ -494,10 +595,10 @@ export class SessionClient {
   private translate(sessionId: string, error: unknown, kind: CallKind): unknown {
     if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
       const failure = error.cause;
-      if (failure.type === 'TodoRejected' || failure.type === 'SpawnRejected') {
+      if (failure.type === 'TodoRejected' || failure.type === 'SpawnRejected' || failure.type === 'RequestRejected') {
         const detail = (failure.details?.[0] ?? {}) as { rule?: RejectionRule; problems?: RejectionProblem[] };
         if (detail.rule === 'session-closed') return new SessionClosedError(sessionId);
-        const Rejected = failure.type === 'SpawnRejected' ? SpawnRejectedError : TodoRejectedError;
+        const Rejected = failure.type === 'SpawnRejected' ? SpawnRejectedError : failure.type === 'TodoRejected' ? TodoRejectedError : RequestRejectedError;
         return new Rejected(failure.message, detail.rule ?? 'shape', detail.problems ?? []);
       }
     }
