@@ -1,5 +1,6 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@temporalio/worker';
+import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { workflowsPath } from './workflows-path';
 
@@ -14,9 +15,13 @@ interface WebpackPlugin {
   apply(compiler: { webpack: { DefinePlugin: new (definitions: Record<string, string>) => WebpackPlugin } }): void;
 }
 
+/** Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this worker. */
+export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'>;
+
 /**
  * The Temporal plugin that makes a worker an agent-sessions worker: it registers the session
- * workflows and bakes the deployment's parallel policy into their bundle as a constant
+ * workflows and the agent loop's activities (model calls and tools, appended to the worker's own
+ * activities), and bakes the deployment's parallel policy into their bundle as a constant
  * (webpack `DefinePlugin`), which only the `todo_write` validator reads. Built on
  * `@temporalio/plugin`'s `SimplePlugin`, so it composes with a user's own plugins (Temporal's AI
  * SDK or OpenAI Agents plugins, interceptors, OpenTelemetry): each `configure*` hook chains the
@@ -29,10 +34,12 @@ interface WebpackPlugin {
 export class AgentSessionsPlugin extends SimplePlugin {
   readonly policy: TodoPolicy;
 
-  constructor(policy: TodoPolicy) {
-    super({ name: 'agent-sessions' });
+  constructor(policy: TodoPolicy, options: AgentSessionsPluginOptions = {}) {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
-    this.policy = { allowParallelInProgress: policy.allowParallelInProgress };
+    const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
+    // SimplePlugin appends these to the activities the worker was given: a user's own stay.
+    super({ name: 'agent-sessions', activities: createAgentActivities({ ...options, policy: fixed }) });
+    this.policy = fixed;
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {

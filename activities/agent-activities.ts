@@ -1,0 +1,149 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { SessionClient } from '../src/client/session-client';
+import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
+import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
+import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
+import { turnEndSignal, turnStartSignal } from '../workflows/messages';
+import type { AgentActivities, ToolOutcome, TurnSettings } from './agent-contract';
+import { withHeartbeat } from './heartbeat';
+import { modelCaller } from './model-call';
+import { parseToolArguments, SPAWN_SUBAGENT_TOOL_NAME, spawnSubagentArgsSchema, ToolRegistry } from './tool-registry';
+
+/**
+ * The agent loop's settings on a worker: the model endpoint and name, the limits of a turn, the
+ * nudge, the tools that wait for a person, and the workspace of the file tools. The same type
+ * the settings loader reads from the environment (`OPENAI_BASE_URL`, `OPENAI_API_KEY`,
+ * `AGENT_SESSIONS_MODEL`, `AGENT_SESSIONS_MAX_STEPS`, …).
+ */
+export type AgentWorkerSettings = AgentSettings;
+
+/** Options of {@link createAgentActivities}. */
+export interface AgentActivitiesOptions {
+  /** The deployment's parallel policy: it shapes the `todo_write` description the model reads. */
+  policy: TodoPolicy;
+  /** Missing fields take the documented defaults; no key and no base URL means OpenAI's endpoint, which then fails naming OPENAI_API_KEY. */
+  agent?: Partial<AgentWorkerSettings>;
+  /** How long one model request may take before it is abandoned and retried (default 5 minutes). */
+  modelRequestTimeoutMs?: number;
+}
+
+/** What the model is told it is. Our own words; the tools' descriptions carry the details. */
+export const AGENT_SYSTEM_PROMPT =
+  'You are an agent working inside a durable session: everything you do is recorded, and the session ' +
+  'outlives any single process. Work toward what the user asked until it is done, then answer with a ' +
+  'short summary of what you did. For work with several steps, first plan it with todo_write (one todo ' +
+  'per step) and keep that list current as you go; skip the list for a single quick step. When a part ' +
+  'of the job can be done on its own, delegate it with spawn_subagent and use its answer. If a tool ' +
+  'result says a call was refused, read why and correct the call instead of repeating it.';
+
+/** The agent settings with every missing field at its default. */
+export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): AgentWorkerSettings {
+  return {
+    ...(agent.baseUrl !== undefined ? { baseUrl: agent.baseUrl } : {}),
+    apiKey: agent.apiKey ?? (() => undefined),
+    model: agent.model ?? AGENT_DEFAULTS.model,
+    maxSteps: agent.maxSteps ?? AGENT_DEFAULTS.maxSteps,
+    maxContextChars: agent.maxContextChars ?? AGENT_DEFAULTS.maxContextChars,
+    nudge: agent.nudge ?? AGENT_DEFAULTS.nudge,
+    approveTools: [...(agent.approveTools ?? [])],
+    ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
+  };
+}
+
+/**
+ * The agent's activities (see `agent-contract.ts`), for a worker's configuration. Every answer
+ * that depends on that configuration (the turn's settings, the model's answer, a tool's result)
+ * becomes an activity result in history, so replay never decides anything again.
+ *
+ * @throws TypeError naming `allowParallelInProgress` when the policy is missing.
+ */
+export function createAgentActivities(options: AgentActivitiesOptions): AgentActivities {
+  assertTodoPolicy(options.policy, 'createAgentActivities()');
+  const settings = agentWorkerSettings(options.agent);
+  const registry = new ToolRegistry({ policy: options.policy, ...(settings.workspace !== undefined ? { workspace: settings.workspace } : {}) });
+  const turnSettings: TurnSettings = {
+    systemPrompt: AGENT_SYSTEM_PROMPT,
+    model: settings.model,
+    maxSteps: settings.maxSteps,
+    maxContextChars: settings.maxContextChars,
+    nudge: settings.nudge,
+    approveTools: [...settings.approveTools],
+    tools: registry.definitions(),
+    places: registry.places(),
+  };
+  const callModel = modelCaller({
+    ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
+    apiKey: settings.apiKey,
+    ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
+  });
+
+  return {
+    async beginTurn({ sessionId, messageId }) {
+      await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
+      return turnSettings;
+    },
+
+    async endTurn({ sessionId, reason }) {
+      try {
+        await session(sessionId).signal(turnEndSignal, { reason });
+      } catch (error) {
+        // A session that closed meanwhile has no turn left to end.
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    },
+
+    callModel,
+
+    async writeTodos({ sessionId, callId, arguments: text }) {
+      const args = parseJson(TODO_WRITE_TOOL_NAME, text);
+      if (!args.ok) return args;
+      try {
+        // The very update any other writer sends, judged by the same validator; the id derived
+        // from the call makes a retried activity apply the write once.
+        const result = await withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId: `tool:${callId}` }));
+        return { ok: true, content: result.message };
+      } catch (error) {
+        if (error instanceof TodoRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
+        throw error;
+      }
+    },
+
+    async spawnSubagent({ sessionId, callId, arguments: text }) {
+      const parsed = parseToolArguments({ name: SPAWN_SUBAGENT_TOOL_NAME, schema: spawnSubagentArgsSchema }, text);
+      if (!parsed.ok) return parsed;
+      const { name, task } = parsed.value;
+      try {
+        const child = await withHeartbeat(() => sessions().spawnSubagent(sessionId, { name, task, agent: true }, { updateId: `tool:${callId}` }));
+        return { ok: true, content: `subagent ${child.sessionId} started`, childId: child.sessionId };
+      } catch (error) {
+        if (error instanceof SpawnRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
+        throw error;
+      }
+    },
+
+    async runTool({ sessionId, callId, name, arguments: text }) {
+      return withHeartbeat(() => registry.run(name, text, { sessionId, callId }));
+    },
+  };
+}
+
+/** The session as the worker's own client sees it. */
+function session(sessionId: string) {
+  return Context.current().client.workflow.getHandle(sessionId);
+}
+
+/** A session client on the worker's connection and the activity's task queue (the session's own). */
+function sessions(): SessionClient {
+  const context = Context.current();
+  return new SessionClient(context.client, { taskQueue: context.info.taskQueue });
+}
+
+/** The model's arguments as JSON, or the outcome that tells it they are not JSON. */
+function parseJson(tool: string, text: string): { ok: true; value: unknown } | (ToolOutcome & { ok: false }) {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, content: `${tool} rejected: the arguments are not valid JSON (${(error as Error).message}); send {"todos": [...]} as a JSON object` };
+  }
+}
