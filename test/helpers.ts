@@ -9,7 +9,7 @@ import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } f
 import { acceptedUpdates, type ExportedHistory } from '../src/history';
 import { todoWriteUpdate } from '../workflows/messages';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
-import { createWorker, replaySessionHistory, type ReplayReport, type SessionWorker } from '../src/worker';
+import { createWorker, replaySessionHistory, type CreateWorkerOptions, type ReplayReport, type SessionWorker } from '../src/worker';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
 
 /** Root of the checkout, for running the CLI. */
@@ -54,16 +54,20 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a session worker on `taskQueue` under `policy` against the test server. */
+/**
+ * Starts a session worker on `taskQueue` under `policy` against the test server; `agent` holds
+ * the agent loop's settings (a scripted model's URL, limits, approvals, workspace).
+ */
 export async function startWorker(
   policy: TodoPolicy,
   taskQueue: string,
-  options: { maxCachedWorkflows?: number } = {},
+  options: { maxCachedWorkflows?: number; agent?: CreateWorkerOptions['agent'] } = {},
 ): Promise<TestWorker> {
   const sessionWorker = await createWorker({
     ...policy,
     temporal: { address: await temporalAddress(), taskQueue },
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    ...(options.agent !== undefined ? { agent: options.agent } : {}),
   });
   const running = sessionWorker.run();
   return {

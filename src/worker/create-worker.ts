@@ -2,6 +2,7 @@ import { NativeConnection, Worker, type BundlerPlugin, type WorkerOptions, type 
 import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { assertSessionSearchAttributes } from './search-attributes-check';
+import type { AgentWorkerSettings } from '../../activities/agent-activities';
 import { AgentSessionsPlugin } from './sessions-plugin';
 import { bundleSessionWorkflows, bundleWithPlugins } from './workflow-bundle';
 
@@ -15,6 +16,12 @@ export interface CreateWorkerOptions extends TodoPolicy {
   temporal?: Partial<TemporalConfig>;
   /** An existing connection to share; otherwise the worker opens (and later closes) its own. */
   connection?: NativeConnection;
+  /**
+   * The agent loop's settings (model endpoint, key and name, step and context limits, nudge,
+   * tools that wait for approval, workspace), as `loadSettings(env).agent` reads them. Missing
+   * fields take their defaults; without a key or base URL a turn ends naming OPENAI_API_KEY.
+   */
+  agent?: Partial<AgentWorkerSettings>;
   /** Workflows kept in memory between tasks; 0 forces a full replay on every task. */
   maxCachedWorkflows?: number;
   /**
@@ -76,7 +83,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       workflowBundle: bundle,
-      plugins: [new AgentSessionsPlugin(policy), ...plugins],
+      plugins: [new AgentSessionsPlugin(policy, options.agent !== undefined ? { agent: options.agent } : {}), ...plugins],
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
   } catch (error) {
