@@ -84,7 +84,7 @@ export async function runWorker(settings: Settings): Promise<void> {
   const policy = requirePolicy(settings.policy);
   installRuntimeLogging();
   const temporal = temporalOptions(settings);
-  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir });
+  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent });
   process.stderr.write(
     `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
       `allowParallelInProgress=${policy.allowParallelInProgress}\n`,
@@ -117,7 +117,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
   let http: HttpServer | undefined;
   try {
     installRuntimeLogging();
-    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir });
+    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent });
     http = await startHttp(settings, temporal);
     const env = temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `;
     process.stdout.write(
