@@ -45,7 +45,7 @@ after(async () => {
 
 function call(text: string, endpoint: Parameters<typeof modelCaller>[0], env = quietEnvironment()): Promise<ModelAnswer> {
   const callModel = modelCaller(endpoint);
-  return env.run(callModel, { sessionId: 'model-call-test', model: 'scripted', messages: [{ role: 'user', content: text }], tools: TOOLS });
+  return env.run(callModel, { sessionId: 'model-call-test', model: 'scripted', messages: [{ role: 'user' as const, content: text }], tools: TOOLS });
 }
 
 async function failure(answer: Promise<unknown>): Promise<ApplicationFailure> {
