@@ -41,6 +41,7 @@ export {
   type ProductionCluster,
   type ProductionClusterOptions,
 } from './production-cluster';
+export { findFreeClusterPort, startThrowawayCluster, type ThrowawayClusterOptions } from './throwaway-cluster';
 export { ManagedProcess, type ManagedProcessOptions, type ProcessExit } from './managed-process';
 export { PostgresClusterError, findPostgresBinaries, startPostgres, type PostgresBinaries, type RunningPostgres } from './postgres-cluster';
 export {

@@ -14,26 +14,13 @@ import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bindProblem, findFreePort } from '../../src/devserver/dev-server';
 import { CLUSTER_PORT_RANGE, clusterPorts } from '../../src/devserver/cluster-ports';
+import { findFreeClusterPort } from '../../src/devserver/throwaway-cluster';
 import { isProcessAlive } from '../../src/devserver/executables';
 import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
 import { ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
 
 /** The first start may build the server binaries with Go. */
 const FIRST_START_MS = 15 * 60_000;
-
-/**
- * A frontend port whose derived ports (PostgreSQL, membership, services) are all free right now.
- * Chosen at random inside the cluster's range, which lies below the ephemeral ports that the
- * operating system hands out (and that Temporal's membership table could not store).
- */
-async function freeClusterPort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 10_000 + Math.floor(Math.random() * (CLUSTER_PORT_RANGE.max - 10_000));
-    const problems = await Promise.all(Object.values(clusterPorts(port)).map((p) => bindProblem('127.0.0.1', p)));
-    if (problems.every((problem) => problem === undefined)) return port;
-  }
-  throw new Error('found no port whose derived cluster ports are all free');
-}
 
 /** A data folder PostgreSQL can enter even when it runs as the `postgres` user (this process being root). */
 async function dataFolder(t: { after(fn: () => Promise<void>): void }): Promise<string> {
@@ -89,7 +76,7 @@ async function stopCluster(cluster: Cluster): Promise<{ code: number | null; chi
 
 test('the cluster runs on PostgreSQL, serves every command, stops everything on SIGINT and keeps its data for the next start', { timeout: FIRST_START_MS + 5 * 60_000 }, async (t) => {
   const data = await dataFolder(t);
-  const port = await freeClusterPort();
+  const port = await findFreeClusterPort();
   const httpPort = await findFreePort();
   const address = `127.0.0.1:${port}`;
   // Every helper below (runCli, runTemporalCli) talks to the cluster, as a user's shell would.
@@ -143,7 +130,7 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
 
 test('a taken port is refused by name before anything starts', { timeout: 60_000 }, async (t) => {
   const data = await dataFolder(t);
-  const port = await freeClusterPort();
+  const port = await findFreeClusterPort();
   process.env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
   const holder: Server = createServer();
   await new Promise<void>((done) => holder.listen(clusterPorts(port).postgres, '127.0.0.1', done));
