@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SearchAttributeTypeName } from './dev-server';
 
 /**
@@ -69,7 +70,11 @@ export async function registerNamespace(registration: NamespaceRegistration): Pr
   const wanted = Object.entries(registration.searchAttributes);
   const addedSearchAttributes: string[] = [];
   if (wanted.length === 0) return { createdNamespace, addedSearchAttributes };
-  const listed = await cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '--output', 'json']);
+  // A namespace just created on a SQL-backed server is unknown to the frontend until its
+  // namespace registry refreshes (up to 10 s in 1.29), while the dev server knows it at once.
+  const listed = await whileNamespaceUnknown(createdNamespace, () =>
+    cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '--output', 'json']),
+  );
   if (listed.code !== 0) throw failure(`listing the search attributes of ${namespace}`, listed);
   const existing = (JSON.parse(listed.stdout) as { customAttributes?: Record<string, string> }).customAttributes ?? {};
   for (const [name, type] of wanted) {
@@ -80,11 +85,31 @@ export async function registerNamespace(registration: NamespaceRegistration): Pr
         `search attribute ${name} of namespace ${namespace} already exists as ${current}, not ${type}; a search attribute's type cannot change: choose another name`,
       );
     }
-    const created = await cli(['operator', 'search-attribute', 'create', '--namespace', namespace, '--name', name, '--type', type]);
+    const created = await whileNamespaceUnknown(createdNamespace, () =>
+      cli(['operator', 'search-attribute', 'create', '--namespace', namespace, '--name', name, '--type', type]),
+    );
     if (created.code !== 0) throw failure(`creating search attribute ${name} (${type}) in ${namespace}`, created);
     addedSearchAttributes.push(name);
   }
   return { createdNamespace, addedSearchAttributes };
+}
+
+/** How long a namespace this call created may stay unknown to the frontend (its registry refreshes every 10 s). */
+const NEW_NAMESPACE_PROPAGATION_MS = 30_000;
+
+/**
+ * Runs `command` again, every half second, while it fails because the namespace is not found —
+ * only for a namespace this call has just created, which exists but may not have reached the
+ * frontend's registry yet. Any other answer, or still "not found" after
+ * {@link NEW_NAMESPACE_PROPAGATION_MS}, is returned as it is.
+ */
+async function whileNamespaceUnknown(justCreated: boolean, command: () => Promise<CliResult>): Promise<CliResult> {
+  const deadline = Date.now() + NEW_NAMESPACE_PROPAGATION_MS;
+  for (;;) {
+    const result = await command();
+    if (!justCreated || result.code === 0 || !/namespace .* is not found/i.test(result.stderr) || Date.now() > deadline) return result;
+    await sleep(500);
+  }
 }
 
 function assertWithinSqlLimits(attributes: Readonly<Record<string, SearchAttributeTypeName>>): void {
