@@ -80,6 +80,13 @@ async function turnOf(client: SessionClient, sessionId: string, messageId: numbe
   return snapshot.agent.lastTurn!;
 }
 
+/** Sends `text` to a fresh session of the scenario and waits for its turn to end. */
+async function converse(on: Scenario, prefix: string, text: string): Promise<{ id: string; outcome: TurnOutcome }> {
+  const id = on.session(prefix);
+  const { messageId } = await on.client.sendMessage(id, text);
+  return { id, outcome: await turnOf(on.client, id, messageId) };
+}
+
 function toolResults(messages: ChatMessage[]): string[] {
   return messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
 }
@@ -134,10 +141,9 @@ describe('the agent loop', () => {
   });
 
   test("a rejected write comes back as the rule's message, the model corrects itself, and history holds only the accepted writes", async () => {
-    const { client, session } = await scenario('rejected-write', SERIAL);
-    const id = session('rejected');
-    const { messageId } = await client.sendMessage(id, 'Fix the lint errors, one step at a time');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await scenario('rejected-write', SERIAL);
+    const { client } = on;
+    const { id, outcome } = await converse(on, 'rejected', 'Fix the lint errors, one step at a time');
     assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
     const results = toolResults((await client.transcript(id)).messages);
     assert.match(results[0] ?? '', /\[parallel-in-progress\]/);
@@ -148,10 +154,9 @@ describe('the agent loop', () => {
   });
 
   test('a turn that ends with open todos is nudged once, and the model finishes the list', async () => {
-    const { client, session } = await scenario('nudge', SERIAL, { nudge: true });
-    const id = session('nudge');
-    const { messageId } = await client.sendMessage(id, 'Fix the lint errors');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await scenario('nudge', SERIAL, { nudge: true });
+    const { client } = on;
+    const { id, outcome } = await converse(on, 'nudge', 'Fix the lint errors');
     assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
     assert.match(outcome.answer ?? '', /Both lint errors are fixed/);
     const { messages } = await client.transcript(id);
@@ -162,10 +167,9 @@ describe('the agent loop', () => {
   });
 
   test('with the nudge turned off, a turn with open todos just ends', async () => {
-    const { client, session } = await scenario('nudge', SERIAL, { nudge: false });
-    const id = session('no-nudge');
-    const { messageId } = await client.sendMessage(id, 'Fix the lint errors');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await scenario('nudge', SERIAL, { nudge: false });
+    const { client } = on;
+    const { id, outcome } = await converse(on, 'no-nudge', 'Fix the lint errors');
     assert.equal(outcome.reason, 'completed');
     assert.equal(outcome.answer, 'Lint reports two errors.');
     assert.equal((await client.session(id)).usage.model_calls, 2);
@@ -173,10 +177,9 @@ describe('the agent loop', () => {
   });
 
   test("subagents run their own loops, their answers are the parent's spawn results, they close, and the tree's usage is the sum", async () => {
-    const { client, session } = await scenario('subagents', PARALLEL);
-    const id = session('fanout');
-    const { messageId } = await client.sendMessage(id, 'Update the tests and the docs for the --verbose flag');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await scenario('subagents', PARALLEL);
+    const { client } = on;
+    const { id, outcome } = await converse(on, 'fanout', 'Update the tests and the docs for the --verbose flag');
     assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
     assert.match(outcome.answer ?? '', /^Done: the tests subagent/);
     const children = [`${id}/tests`, `${id}/docs`];
@@ -235,10 +238,9 @@ describe('the agent loop', () => {
   });
 
   test('the step cap ends a runaway turn with max-steps, naming AGENT_SESSIONS_MAX_STEPS', async () => {
-    const { client, session } = await scenario('lint-fix', SERIAL, { maxSteps: 2 });
-    const id = session('capped');
-    const { messageId } = await client.sendMessage(id, 'Fix the lint errors');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await scenario('lint-fix', SERIAL, { maxSteps: 2 });
+    const { client } = on;
+    const { id, outcome } = await converse(on, 'capped', 'Fix the lint errors');
     assert.equal(outcome.reason, 'max-steps');
     assert.match(outcome.detail ?? '', /after 2 model calls .*AGENT_SESSIONS_MAX_STEPS/);
     assert.equal((await client.session(id)).usage.model_calls, 2);
@@ -269,10 +271,9 @@ describe('the agent loop when the model misbehaves', () => {
   const faults = (): Promise<Scenario> => (shared ??= scenario(FAULTS, SERIAL));
 
   test('a 500 is retried by Temporal and the turn completes', async () => {
-    const { client, server, session } = await faults();
-    const id = session('flaky');
-    const { messageId } = await client.sendMessage(id, 'Flaky model, please answer');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await faults();
+    const { client, server } = on;
+    const { id, outcome } = await converse(on, 'flaky', 'Flaky model, please answer');
     assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
     assert.equal(outcome.answer, 'Answered on the second try.');
     assert.deepEqual(server.requests().filter((r) => r.conversation === 'flaky').map((r) => r.status), [500, 200]);
@@ -280,10 +281,9 @@ describe('the agent loop when the model misbehaves', () => {
   });
 
   test("a 400 ends the turn with model-error and the server's message", async () => {
-    const { client, server, session } = await faults();
-    const id = session('refused');
-    const { messageId } = await client.sendMessage(id, 'Refused request');
-    const outcome = await turnOf(client, id, messageId);
+    const on = await faults();
+    const { client, server } = on;
+    const { id, outcome } = await converse(on, 'refused', 'Refused request');
     assert.equal(outcome.reason, 'model-error');
     assert.match(outcome.detail ?? '', /HTTP 400: Invalid 'tools': this model does not support function calling/);
     assert.equal(server.requests().filter((r) => r.conversation === 'refused').length, 1, 'not retried');
