@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatMessage, SessionSnapshot, TurnOutcome } from '../session';
-import { renderTodoList } from '../todo';
+import { renderTodoList, type TodoItem } from '../todo';
 import type { Transcript, UserMessageResult } from '../../workflows/messages';
 import { LINE_CHARS, renderApproval, renderToolCall, renderToolResult, shorten, toolNamesById } from './render-agent';
 
@@ -12,7 +12,7 @@ export interface FollowedSession {
 
 /**
  * Watches one message's turn from the outside, snapshot by snapshot: says (as lines for a
- * person) every tool call and result of that turn as it appears, every new version of the todo
+ * person) every tool call and result of that turn as it appears, every change of the todo
  * list, and every call that waits for approval; knows when the turn has ended. Pure: it reads
  * what it is given and asks nothing, so it can be driven by any poll loop (see {@link followTurn}).
  *
@@ -23,7 +23,7 @@ export interface FollowedSession {
 export class TurnFollower {
   private readonly told = new Set<string>();
   private readonly approvalsTold = new Set<string>();
-  private listVersion: number | undefined;
+  private listShown: string | undefined;
   private started = false;
   private waitingTold = false;
   private skipped = false;
@@ -71,9 +71,10 @@ export class TurnFollower {
   /** The lines that say what changed since the last observation (`transcript` when it was fetched again). */
   observe(snapshot: SessionSnapshot, transcript?: Transcript): string[] {
     const lines: string[] = [];
+    const activity = snapshot.agent.activity;
     const startedNow = !this.started && this.turnStarted(snapshot);
     if (startedNow) this.started = true;
-    if (!this.started && !this.waitingTold) {
+    if (!this.waitingTold) {
       this.waitingTold = true;
       if (this.sent.queued) {
         lines.push(`message ${this.sent.messageId} is queued behind ${this.sent.ahead} other${this.sent.ahead === 1 ? '' : 's'}; following it until its own turn ends`);
@@ -84,16 +85,19 @@ export class TurnFollower {
       // Until this turn has put its message into the conversation (it does so as it leaves
       // `starting`), everything there belongs to earlier turns. The transcript is read just after
       // the snapshot: one that counts more model calls is already past the moment the snapshot saw.
-      const activity = snapshot.agent.activity;
       const newer = transcript.usage.model_calls !== snapshot.usage.model_calls;
       const beforeOwnMessage = !this.started || (activity.state === 'starting' && activity.messageId === this.sent.messageId);
       if (beforeOwnMessage && newer) this.skipped = true;
       else if (beforeOwnMessage) for (const key of this.keys(transcript.messages)) this.told.add(key);
       else lines.push(...this.newInTranscript(transcript.messages));
     }
-    if (this.started && snapshot.version !== this.listVersion) {
-      this.listVersion = snapshot.version;
-      if (snapshot.todos !== null) lines.push(`todo list (version ${snapshot.version}):`, renderTodoList(snapshot.todos, '  '));
+    // The list when it changed, not on every version (a turn's end moves the version alone).
+    // While the agent's own todo_write runs, its result (and the list, from the call) comes next.
+    const list = JSON.stringify(snapshot.todos);
+    const writing = activity.state === 'running-tools' && activity.tools.includes('todo_write');
+    if (this.started && !writing && list !== this.listShown) {
+      this.listShown = list;
+      if (snapshot.todos !== null) lines.push('todo list:', renderTodoList(snapshot.todos, '  '));
     }
     for (const pending of snapshot.agent.pendingApprovals) {
       if (this.approvalsTold.has(pending.callId)) continue;
@@ -116,6 +120,7 @@ export class TurnFollower {
 
   private newInTranscript(messages: readonly ChatMessage[]): string[] {
     const names = toolNamesById(messages);
+    const calls = new Map(messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((call) => [call.id, call.function.arguments] as const) : [])));
     const lines: string[] = [];
     for (const message of this.ownMessages(messages)) {
       if (message.role === 'assistant') {
@@ -125,7 +130,16 @@ export class TurnFollower {
         }
         for (const call of message.tool_calls ?? []) if (this.tell(`call:${call.id}`)) lines.push(renderToolCall(call));
       } else if (message.role === 'tool') {
-        if (this.tell(`result:${message.tool_call_id}`)) lines.push(renderToolResult(names.get(message.tool_call_id), message.content));
+        if (!this.tell(`result:${message.tool_call_id}`)) continue;
+        const name = names.get(message.tool_call_id);
+        lines.push(renderToolResult(name, message.content));
+        // An accepted write replaced the list with exactly what it sent: shown from the call, so
+        // that no list is missed however quickly the next one follows it.
+        const written = name === 'todo_write' && message.content.startsWith('Updated todo list') ? writtenList(calls.get(message.tool_call_id)) : undefined;
+        if (written !== undefined) {
+          this.listShown = JSON.stringify(written);
+          lines.push('todo list:', renderTodoList(written, '  '));
+        }
       } else if (message.role === 'user') {
         // A message the loop added itself within the turn: the reminder about open todos.
         if (this.tell(`user:${message.content}`)) lines.push(`reminder to the model: ${shorten(message.content.replace(/\s+/g, ' ').trim(), LINE_CHARS)}`);
@@ -148,6 +162,26 @@ export class TurnFollower {
     this.told.add(key);
     return true;
   }
+}
+
+/**
+ * The list an accepted `todo_write` call stored: its items with their content trimmed, as the
+ * session keeps them; `undefined` when the arguments are not that shape (then the session's own
+ * list is shown when it changes).
+ */
+function writtenList(args: string | undefined): TodoItem[] | undefined {
+  if (args === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return undefined;
+  }
+  const todos = (parsed as { todos?: unknown } | null)?.todos;
+  if (!Array.isArray(todos)) return undefined;
+  const items = todos.map((item: unknown) => item as Partial<TodoItem> | null);
+  if (!items.every((item) => typeof item?.content === 'string' && typeof item.status === 'string')) return undefined;
+  return items.map((item) => ({ content: item!.content!.trim(), status: item!.status! }));
 }
 
 /** How following a turn ended. */

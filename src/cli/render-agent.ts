@@ -46,10 +46,19 @@ export function renderToolCall(call: ToolCall, max = LINE_CHARS): string {
   return `→ ${call.function.name} ${shorten(compactArguments(call.function.arguments), max)}`;
 }
 
-/** `← Updated todo list: …`, or `← ✗ rejected …` for a refused write: a tool result on one line. */
+/** The rules a refusal names (`[parallel-in-progress]`), in order, each once. */
+function namedRules(content: string): string[] {
+  return [...new Set([...content.matchAll(/\[([a-z][a-z-]*)\]/g)].map((match) => match[1]!))];
+}
+
+/**
+ * `← Updated todo list: …`, or `← ✗ REJECTED [rule] …` for a refused write (the rule first, so
+ * shortening never hides it): a tool result on one line.
+ */
 export function renderToolResult(toolName: string | undefined, content: string, max = LINE_CHARS): string {
-  const text = shorten(oneLine(content), max);
-  return isRejectedWrite(toolName, content) ? `← ✗ REJECTED ${text}` : `← ${text}`;
+  if (!isRejectedWrite(toolName, content)) return `← ${shorten(oneLine(content), max)}`;
+  const rules = namedRules(content).map((rule) => `[${rule}]`);
+  return `← ✗ REJECTED ${rules.length > 0 ? `${rules.join(' ')} ` : ''}${shorten(oneLine(content), max)}`;
 }
 
 /** The line that tells a person a call waits for them, with the two commands that decide it. */

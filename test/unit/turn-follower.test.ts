@@ -45,7 +45,7 @@ function moment(session: Partial<SessionState>, agent: Partial<AgentState>): { s
 const calls = (n: number) => ({ ...NO_USAGE, model_calls: n });
 
 describe('following a turn from the outside', () => {
-  test("a turn's tool calls, results and list versions are told once each, in order, and the answer is not", () => {
+  test("a turn's tool calls, results and list changes are told once each, in order, and the answer is not", () => {
     const follower = new TurnFollower(ID, { messageId: 1, queued: false, ahead: 0 }, 'Fix the lint errors');
     const user: ChatMessage = { role: 'user', content: 'Fix the lint errors' };
     const write = call('call_0', 'todo_write', { todos: PLAN });
@@ -64,7 +64,7 @@ describe('following a turn from the outside', () => {
     );
     assert.deepEqual(follower.observe(written.snapshot, written.transcript), [
       '← Updated todo list: 1 pending, 1 in progress, 0 completed',
-      'todo list (version 2):',
+      'todo list:',
       '  [>] Run lint\n  [ ] Fix the errors',
     ]);
     assert.deepEqual(follower.observe(written.snapshot, written.transcript), [], 'nothing is told twice');
@@ -72,8 +72,26 @@ describe('following a turn from the outside', () => {
 
     const answer: ChatMessage = { role: 'assistant', content: 'Lint is clean.' };
     const done = moment({ turn: 1, version: 3, todos: PLAN }, { conversation: [user, write, written.transcript.messages[2]!, answer], lastTurn: ended(1, 'completed', 'Lint is clean.'), usage: calls(2) });
-    assert.deepEqual(follower.observe(done.snapshot, done.transcript), ['todo list (version 3):', '  [>] Run lint\n  [ ] Fix the errors']);
+    assert.deepEqual(follower.observe(done.snapshot, done.transcript), [], 'the turn ended (a new version) but the list is the same: not shown again');
     assert.equal(follower.outcome(done.snapshot)?.answer, 'Lint is clean.');
+  });
+
+  test('every accepted list is shown, in order, even one replaced before the next poll, and a refused one is not', () => {
+    const follower = new TurnFollower(ID, { messageId: 1, queued: false, ahead: 0 }, 'Go');
+    const second: TodoItem[] = [{ content: 'Run lint', status: 'completed' }, { content: 'Fix the errors', status: 'in_progress' }];
+    const conversation: ChatMessage[] = [
+      { role: 'user', content: 'Go' },
+      call('c0', 'todo_write', { todos: [{ content: 'A', status: 'in_progress' }, { content: 'A', status: 'pending' }] }),
+      result('c0', 'todo_write rejected: todos[1].content repeats todos[0] [duplicate-content]'),
+      call('c1', 'todo_write', { todos: PLAN.map((t) => ({ ...t, content: `  ${t.content} ` })) }),
+      result('c1', 'Updated todo list: 1 pending, 1 in progress, 0 completed'),
+      call('c2', 'todo_write', { todos: second }),
+      result('c2', 'Updated todo list: 0 pending, 1 in progress, 1 completed'),
+    ];
+    const later = moment({ turn: 1, turnOpen: true, version: 3, todos: second }, { activity: { state: 'calling-model', turn: 1, step: 4 }, conversation, usage: calls(3) });
+    const lines = follower.observe(later.snapshot, later.transcript);
+    assert.deepEqual(lines.filter((line) => line.startsWith('  [')), ['  [>] Run lint\n  [ ] Fix the errors', '  [x] Run lint\n  [>] Fix the errors'], 'stored contents are trimmed');
+    assert.equal(lines.filter((line) => line === 'todo list:').length, 2, 'the session list equals the last one written: not shown a third time');
   });
 
   test('a refused todo_write is marked as rejected, an accepted one is not', () => {
@@ -81,7 +99,9 @@ describe('following a turn from the outside', () => {
     assert.equal(isRejectedWrite('todo_write', refusal), true);
     assert.equal(isRejectedWrite('todo_write', 'Updated todo list: 0 pending, 1 in progress, 2 completed'), false);
     assert.equal(isRejectedWrite('read_file', 'the file says: rejected [x]'), false, 'only a todo_write result is a refused write');
-    assert.match(renderToolResult('todo_write', refusal), /^← ✗ REJECTED todo_write rejected: .*\[parallel-in-progress\]$/);
+    assert.equal(renderToolResult('todo_write', refusal), `← ✗ REJECTED [parallel-in-progress] ${refusal}`);
+    const long = `todo_write rejected: ${'a very long reason '.repeat(20)}[duplicate-content]`;
+    assert.match(renderToolResult('todo_write', long), /^← ✗ REJECTED \[duplicate-content\] todo_write rejected: a very long .*more characters\)$/, 'the rule survives shortening');
     assert.equal(renderToolResult('todo_write', 'Updated todo list: 1 pending, 0 in progress, 0 completed'), '← Updated todo list: 1 pending, 0 in progress, 0 completed');
   });
 
