@@ -12,6 +12,7 @@ import { renderListing, renderTree } from './render-tree';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 import { addClusterCommand } from './cluster-command';
 import { addModelServerCommand } from './model-server-command';
+import { addAgentCommands } from './agent-commands';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
@@ -249,6 +250,7 @@ export function buildProgram(): Command {
 
   addClusterCommand(program);
   addModelServerCommand(program);
+  addAgentCommands(program, withClient);
   return program;
 }
 
