@@ -7,6 +7,7 @@ import type { TodoPolicy } from '../todo';
 import { AllowedHosts } from './allowed-hosts';
 import { errorAnswer } from './http-errors';
 import { guardRequests } from './request-guards';
+import { agentRoutes } from './routes/agent';
 import { sessionEventRoutes } from './routes/session-events';
 import { sessionRoutes } from './routes/sessions';
 import { systemRoutes } from './routes/system';
@@ -104,6 +105,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
 
   systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
   sessionRoutes(app, { client, reader, calls, schemas });
+  agentRoutes(app, { client, calls, schemas });
   sessionEventRoutes(app, { reader, schemas });
   return { app, reader, hosts };
 }

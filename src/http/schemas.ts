@@ -15,6 +15,79 @@ export function apiSchemas(bounds?: TodoBounds) {
   const child = z
     .object({ name: z.string(), sessionId: z.string(), task: z.string().nullable(), closed: z.boolean(), counts: counts.nullable() })
     .openapi('ChildSession');
+  const usage = z
+    .object({
+      prompt_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      model_calls: z.number().int(),
+      output_chars: z.number().int().openapi({ description: "Characters of the model's output: its text and every tool call's arguments." }),
+      todo_write_chars: z.number().int().openapi({ description: 'Of those, characters of todo_write arguments: what rewriting the whole list costs.' }),
+    })
+    .openapi('Usage');
+  const turnOutcome = z
+    .object({
+      turn: z.number().int(),
+      messageId: z.number().int().openapi({ description: 'The message that started the turn.' }),
+      reason: z.enum(['completed', 'interrupted', 'max-steps', 'model-error', 'closed']),
+      answer: z.string().nullable().openapi({ description: "The model's final answer, when it gave one." }),
+      detail: z.string().nullable().openapi({ description: 'What went wrong, for a turn that did not complete.' }),
+      endedAt: z.string().nullable(),
+    })
+    .openapi('TurnOutcome');
+  const pendingApproval = z
+    .object({
+      callId: z.string().openapi({ description: "The model's id of the call: what POST …/approvals/{callId}/approve and /deny name." }),
+      name: z.string(),
+      arguments: z.string().openapi({ description: 'The arguments as the model sent them (JSON text).' }),
+      since: z.string().nullable(),
+    })
+    .openapi('PendingApproval');
+  const agentStatus = z
+    .object({
+      activity: z
+        .object({ state: z.enum(['idle', 'starting', 'calling-model', 'running-tools', 'waiting-approval']) })
+        .passthrough()
+        .openapi({ description: 'What the loop does now; beside `state`: messageId (starting), turn and step, tools (running-tools), callIds (waiting-approval).' }),
+      queued: z.number().int().openapi({ description: 'Messages waiting for a turn.' }),
+      pendingApprovals: z.array(pendingApproval),
+      lastTurn: turnOutcome.nullable(),
+      revision: z.number().int().openapi({ description: "Grows with every change of the agent's state; the event stream sends a `session` event when it moves." }),
+    })
+    .openapi('AgentStatus');
+  const toolCall = z
+    .object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) })
+    .openapi('ToolCall');
+  const chatMessage = z
+    .object({
+      role: z.enum(['system', 'user', 'assistant', 'tool']),
+      content: z.string().nullable(),
+      tool_calls: z.array(toolCall).optional().openapi({ description: 'For an assistant message: the tool calls it made.' }),
+      tool_call_id: z.string().optional().openapi({ description: 'For a tool message: the call it answers.' }),
+    })
+    .openapi('ChatMessage', { description: 'A message of the conversation, in the chat-completions wire format.' });
+  const transcript = z
+    .object({
+      sessionId: z.string(),
+      messages: z.array(chatMessage),
+      compacted: z.boolean().openapi({ description: 'Whether older messages were dropped to fit the context.' }),
+      usage,
+      lastTurn: turnOutcome.nullable(),
+    })
+    .openapi('Transcript');
+  const userMessage = z.object({ text: z.string() }).strict().openapi('UserMessage');
+  const messageResult = z
+    .object({
+      messageId: z.number().int(),
+      queued: z.boolean().openapi({ description: 'false: it starts a turn now; true: it waits for the running turn to end.' }),
+      ahead: z.number().int().openapi({ description: 'Messages ahead of it.' }),
+    })
+    .openapi('UserMessageResult');
+  const decision = z.object({ reason: z.string().max(2000).optional() }).strict().openapi('ToolDecision');
+  const decisionResult = z.object({ callId: z.string(), decision: z.enum(['approved', 'denied']) }).openapi('ToolDecisionResult');
+  const usageReport = z
+    .object({ session: usage, tree: usage.openapi({ description: 'Summed over the session and every subagent below it.' }) })
+    .openapi('UsageReport');
   const session = z
     .object({
       sessionId: z.string(),
@@ -28,6 +101,8 @@ export function apiSchemas(bounds?: TodoBounds) {
       task: z.string().nullable(),
       children: z.array(child),
       updatedAt: z.string().nullable(),
+      usage,
+      agent: agentStatus,
     })
     .openapi('Session');
   const writeResult = z
@@ -95,6 +170,14 @@ export function apiSchemas(bounds?: TodoBounds) {
     spawn,
     spawned,
     timeline,
+    usage,
+    turnOutcome,
+    transcript,
+    userMessage,
+    messageResult,
+    decision,
+    decisionResult,
+    usageReport,
     todoWrite: todoWriteArgsSchema(bounds).openapi('TodoWriteArgs'),
   };
 }
