@@ -79,8 +79,10 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
   });
 
   return {
-    async beginTurn({ sessionId, messageId }) {
-      await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
+    async beginTurn({ sessionId, messageId, turn }) {
+      // A retry after the signal landed must not start a second turn: look first.
+      const current = await sessions().session(sessionId);
+      if (current.turn < turn) await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
       return turnSettings;
     },
 
@@ -95,13 +97,13 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
 
     callModel,
 
-    async writeTodos({ sessionId, callId, arguments: text }) {
+    async writeTodos({ sessionId, arguments: text }) {
       const args = parseJson(TODO_WRITE_TOOL_NAME, text);
       if (!args.ok) return args;
       try {
         // The very update any other writer sends, judged by the same validator; the id derived
-        // from the call makes a retried activity apply the write once.
-        const result = await withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId: `tool:${callId}` }));
+        // from this activity makes a retried activity apply the write once.
+        const result = await withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId: toolUpdateId() }));
         return { ok: true, content: result.message };
       } catch (error) {
         if (error instanceof TodoRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
@@ -109,12 +111,12 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       }
     },
 
-    async spawnSubagent({ sessionId, callId, arguments: text }) {
+    async spawnSubagent({ sessionId, arguments: text }) {
       const parsed = parseToolArguments({ name: SPAWN_SUBAGENT_TOOL_NAME, schema: spawnSubagentArgsSchema }, text);
       if (!parsed.ok) return parsed;
       const { name, task } = parsed.value;
       try {
-        const child = await withHeartbeat(() => sessions().spawnSubagent(sessionId, { name, task, agent: true }, { updateId: `tool:${callId}` }));
+        const child = await withHeartbeat(() => sessions().spawnSubagent(sessionId, { name, task, agent: true }, { updateId: toolUpdateId() }));
         return { ok: true, content: `subagent ${child.sessionId} started`, childId: child.sessionId };
       } catch (error) {
         if (error instanceof SpawnRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
@@ -140,6 +142,16 @@ function sessions(): SessionClient {
 }
 
 /** The model's arguments as JSON, or the outcome that tells it they are not JSON. */
+/**
+ * The update id of a tool call's write or spawn: the run and the activity that send it, stable
+ * across the activity's retries and unique in the session's whole life — unlike the model's own
+ * call ids, which some OpenAI-compatible servers reuse (`call_0`) or leave empty.
+ */
+function toolUpdateId(): string {
+  const { workflowExecution, activityId } = Context.current().info;
+  return `tool:${workflowExecution?.runId ?? "no-run"}:${activityId}`;
+}
+
 function parseJson(tool: string, text: string): { ok: true; value: unknown } | (ToolOutcome & { ok: false }) {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };

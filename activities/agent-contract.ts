@@ -59,8 +59,10 @@ export interface AgentActivities {
   /**
    * Marks the start of a turn in the session's log (the `turn/start` signal, so the offline
    * fold sees agent turns exactly as others) and answers the settings the turn runs with.
+   * `turn` is the turn number the signal starts: a retry finds the session there already and
+   * sends nothing.
    */
-  beginTurn(input: { sessionId: string; messageId: number }): Promise<TurnSettings>;
+  beginTurn(input: { sessionId: string; messageId: number; turn: number }): Promise<TurnSettings>;
   /** Marks the end of the turn in the session's log (the `turn/end` signal). */
   endTurn(input: { sessionId: string; reason: string }): Promise<void>;
   /**

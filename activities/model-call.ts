@@ -96,19 +96,35 @@ export function modelCaller(endpoint: ModelEndpoint): (input: CallModelInput) =>
   };
 }
 
-/** The answer of a completion, with its usage and the characters the model wrote. */
-function answerOf(completion: ChatCompletion, baseURL: string, key: string | undefined): ModelAnswer {
+/** The largest model answer (text and tool calls, as JSON) a session records: half of Temporal's payload limit. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The answer of a completion, with its usage and the characters the model wrote (exported for tests). */
+export function answerOf(completion: ChatCompletion, baseURL: string, key: string | undefined): ModelAnswer {
   const choice = completion.choices?.[0];
   if (choice === undefined) {
     throw ApplicationFailure.retryable(redact(`the model endpoint ${baseURL} answered without any choice`, key), MODEL_UNAVAILABLE);
   }
   const toolCalls: ToolCall[] = [];
+  const ids = new Set<string>();
   for (const call of choice.message.tool_calls ?? []) {
     // Only function tools are offered, so only function calls can be answered.
     if (call.type !== 'function') continue;
-    toolCalls.push({ id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments ?? '' } });
+    // Each result is paired with its call by id: an empty or repeated id would pair two calls
+    // with one result, so such a call gets an id of its own (the answer's index), said in it.
+    const id = call.id && !ids.has(call.id) ? call.id : `call_${toolCalls.length}_of_${completion.id ?? 'answer'}`;
+    ids.add(id);
+    toolCalls.push({ id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments ?? '' } });
   }
   const content = choice.message.content ?? null;
+  const answerBytes = Buffer.byteLength(JSON.stringify({ content, toolCalls }));
+  if (answerBytes > MAX_ANSWER_BYTES) {
+    // It must fit in history as the activity's result (Temporal refuses payloads over 2 MB).
+    throw ApplicationFailure.nonRetryable(
+      `the model's answer is ${answerBytes} bytes, more than the ${MAX_ANSWER_BYTES} a session keeps; ask for a shorter answer`,
+      'ModelAnswerTooLarge',
+    );
+  }
   const argumentChars = (calls: ToolCall[]): number => calls.reduce((sum, call) => sum + call.function.arguments.length, 0);
   const usage: Usage = {
     prompt_tokens: completion.usage?.prompt_tokens ?? 0,

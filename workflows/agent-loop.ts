@@ -117,7 +117,7 @@ export class AgentLoop {
     const sessionId = this.session.sessionId;
     const expectedTurn = this.session.state().turn + 1;
     this.update({ queue: rest, activity: { state: 'starting', messageId: message.id } });
-    const settings = await bookkeeping.beginTurn({ sessionId, messageId: message.id });
+    const settings = await bookkeeping.beginTurn({ sessionId, messageId: message.id, turn: expectedTurn });
     // The turn/start signal the activity sent has reached the session once its turn count moves.
     await condition(() => this.session.state().turn >= expectedTurn || this.session.state().closed);
     const turn = this.session.state().turn;
@@ -181,10 +181,12 @@ export class AgentLoop {
       this.scope = undefined;
       this.stopReason = undefined;
     }
-    const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString() };
     // Calls still waiting when the turn ended will never run.
-    this.update({ lastTurn: ended, pendingApprovals: [], activity: { state: 'idle' } });
-    if (!this.session.state().closed) await bookkeeping.endTurn({ sessionId, reason: ended.reason });
+    this.update({ pendingApprovals: [] });
+    if (!this.session.state().closed) await bookkeeping.endTurn({ sessionId, reason: outcome!.reason });
+    // The outcome is shown (and an interrupt answered) once turn/end is in the log.
+    const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString() };
+    this.update({ lastTurn: ended, activity: { state: 'idle' } });
     return ended;
   }
 

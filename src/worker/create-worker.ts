@@ -78,6 +78,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   try {
     await assertSessionSearchAttributes(connection, config.namespace);
     worker = await Worker.create({
+      // A model call heartbeats every second; its cancellation (an interrupt) reaches it with
+      // the next heartbeat sent, so heartbeats must not be held back for 80% of the timeout.
+      maxHeartbeatThrottleInterval: '1 second',
       ...options.workerOptions,
       connection,
       namespace: config.namespace,

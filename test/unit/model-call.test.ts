@@ -4,7 +4,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ModelAnswer, ToolDefinition } from '../../activities/agent-contract';
-import { MODEL_NOT_CONFIGURED, MODEL_REQUEST_REJECTED, MODEL_UNAVAILABLE, modelCaller } from '../../activities/model-call';
+import { answerOf, MAX_ANSWER_BYTES, MODEL_NOT_CONFIGURED, MODEL_REQUEST_REJECTED, MODEL_UNAVAILABLE, modelCaller } from '../../activities/model-call';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import { todoWriteToolDefinition } from '../../src/todo';
 
@@ -147,5 +147,27 @@ describe('callModel', () => {
     await assert.rejects(answer, (error: unknown) => error instanceof CancelledFailure);
     const record = await server.waitForRequest((r) => r.conversation === 'stuck' && !r.inFlight);
     assert.equal(record.completed, false);
+  });
+});
+
+describe('what a completion becomes', () => {
+  const completion = (calls: Array<{ id: string; name: string; arguments: string }>, content: string | null = null) =>
+    ({
+      id: 'chatcmpl-1',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } }],
+    }) as never;
+
+  test('empty or repeated call ids get ids of their own, so every result pairs with exactly one call', () => {
+    const answer = answerOf(completion([{ id: 'call_0', name: 'todo_write', arguments: '{}' }, { id: 'call_0', name: 'read_file', arguments: '{}' }, { id: '', name: 'list_files', arguments: '{}' }]), 'http://x', undefined);
+    const ids = answer.toolCalls.map((call) => call.id);
+    assert.equal(ids[0], 'call_0');
+    assert.equal(new Set(ids).size, 3, ids.join(', '));
+  });
+
+  test("an answer too large to keep in history fails for good, saying so", () => {
+    assert.throws(
+      () => answerOf(completion([], 'x'.repeat(MAX_ANSWER_BYTES + 1)), 'http://x', undefined),
+      (error: unknown) => error instanceof ApplicationFailure && error.type === 'ModelAnswerTooLarge' && error.nonRetryable === true,
+    );
   });
 });
