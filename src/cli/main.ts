@@ -151,11 +151,28 @@ export function buildProgram(): Command {
     .command('list')
     .description('sessions known to Temporal, newest first: status, parent, counts, last update')
     .option('--open', 'only sessions that are still running')
-    .option('--json', 'print a JSON array')
-    .action(async (options: { open?: boolean; json?: boolean }) =>
+    .option('--parent <session-id>', 'only the subagents of this session')
+    .option('--in-progress', 'only sessions with a todo in progress')
+    .option('--limit <n>', 'one page of at most n sessions (the JSON then carries nextPageToken)', parseLimit)
+    .option('--page-token <token>', 'the page after the one that gave this nextPageToken')
+    .option('--json', 'print a JSON array (with --limit: {"sessions": [...], "nextPageToken": ...})')
+    .action(async (options: { open?: boolean; parent?: string; inProgress?: boolean; limit?: number; pageToken?: string; json?: boolean }) =>
       withClient(async (client) => {
-        const sessions = await client.list({ open: options.open === true });
-        print(options.json === true ? JSON.stringify(sessions) : renderListing(sessions));
+        const filters = {
+          open: options.open === true,
+          inProgress: options.inProgress === true,
+          ...(options.parent !== undefined ? { parent: options.parent } : {}),
+          ...(options.pageToken !== undefined ? { pageToken: options.pageToken } : {}),
+        };
+        if (options.limit === undefined && options.pageToken === undefined) {
+          const sessions = await client.list(filters);
+          print(options.json === true ? JSON.stringify(sessions) : renderListing(sessions));
+          return;
+        }
+        const page = await client.listPage({ ...filters, limit: options.limit ?? 100 });
+        if (options.json === true) return print(JSON.stringify(page));
+        print(renderListing(page.sessions));
+        if (page.nextPageToken !== null) process.stderr.write(`more: agent-sessions list --limit ${options.limit ?? 100} --page-token ${page.nextPageToken}\n`);
       }),
     );
 
@@ -310,6 +327,12 @@ function parseVersion(value: string): number {
   const version = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(version)) throw new UsageError(`--expected-version must be a non-negative integer, got ${JSON.stringify(value)}`);
   return version;
+}
+
+function parseLimit(value: string): number {
+  const limit = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(limit >= 1 && limit <= 1000)) throw new UsageError(`--limit must be an integer from 1 to 1000, got ${JSON.stringify(value)}`);
+  return limit;
 }
 
 function parsePort(value: string): number {

@@ -23,8 +23,8 @@ export { treeJson, type TreeJson } from './tree-json';
 export {
   SessionClient,
   type SessionClientOptions,
-  type SessionListing,
   type SessionTree,
   type StartResult,
   type TodoWriteOptions,
 } from './session-client';
+export { listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';

@@ -14,6 +14,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type UpdateDe
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
+import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import type { ExportedHistory } from '../history/session-history';
 import {
   acceptTodoWrite,
@@ -107,19 +108,6 @@ export interface SessionTree {
   children: SessionTree[];
 }
 
-/** One line of `list()`. */
-export interface SessionListing {
-  id: string;
-  status: 'running' | 'closed';
-  /** The parent session id, for a subagent (`null` also when the session could not answer). */
-  parent: string | null;
-  /** `null` when a running session could not answer (no worker on its task queue). */
-  counts: TodoCounts | null;
-  version: number | null;
-  /** When the session last changed (ISO 8601), else when it started. */
-  updatedAt: string;
-}
-
 /** Settings of a client beyond the connection. */
 export interface SessionClientOptions {
   /** Task queue new sessions are started on (default `agent-sessions`). */
@@ -199,6 +187,8 @@ export class SessionClient {
   private readonly startInput: AgentSessionInput;
   private readonly address: string;
   private readonly diagnoseAfterMs: number;
+  /** Calls given up on that may still be retrying (see {@link closeConnection}). */
+  private readonly abandoned = new Set<Promise<void>>();
 
   /**
    * @throws InvalidSettingError when `continueAsNewAfter` is not an integer in the allowed range.
@@ -297,54 +287,67 @@ export class SessionClient {
     return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(sessionQuery))), 'read');
   }
 
-  /** The session, its list and counts, and its subagents recursively. */
+  /**
+   * The session, its list and counts, and its subagents recursively, one level at a time: the
+   * children of a level are found with one visibility call (their parent search attribute) and
+   * their lists are read side by side.
+   */
   async tree(sessionId: string): Promise<SessionTree> {
-    const grow = async (snapshot: SessionSnapshot, name: string | null): Promise<SessionTree> => ({
-      id: snapshot.sessionId,
-      todos: snapshot.todos,
-      counts: snapshot.counts,
-      closed: snapshot.closed,
-      name,
-      children: await Promise.all(
-        snapshot.children.map(async (child) => grow(await this.session(child.sessionId), child.name)),
-      ),
-    });
+    const grow = async (snapshot: SessionSnapshot, name: string | null): Promise<SessionTree> => {
+      const children = await this.childrenOf(snapshot);
+      return {
+        id: snapshot.sessionId,
+        todos: snapshot.todos,
+        counts: snapshot.counts,
+        closed: snapshot.closed,
+        name,
+        children: await Promise.all(children.map(async (child) => grow(await this.session(child.sessionId), child.name))),
+      };
+    };
     return grow(await this.session(sessionId), null);
   }
 
   /**
-   * The sessions of this client's task queue known to Temporal's visibility store, newest
-   * first; with `open`, only running ones. A running session's counts come from its `session`
-   * query; a closed one's from its result, which needs no worker. A running session that cannot
-   * answer (no worker polls its task queue) is listed with `counts: null`.
+   * The subagents of a session, found with one visibility call (their parent search attribute),
+   * in the order the parent spawned them. A leaf costs nothing (the parent's record says it has
+   * none); children not indexed yet (started before sessions indexed themselves) come from the
+   * parent's record.
    */
-  async list(options: { open?: boolean; limit?: number } = {}): Promise<SessionListing[]> {
-    const query = [
-      `WorkflowType = '${SESSION_WORKFLOW_TYPE}'`,
-      `TaskQueue = '${this.taskQueue.replace(/'/g, "\\'")}'`,
-      options.open === true ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`,
-    ].join(' AND ');
-    const found: Array<{ id: string; running: boolean; started: Date }> = [];
-    for await (const execution of this.temporal.workflow.list({ query })) {
-      found.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING', started: execution.startTime });
-      if (options.limit !== undefined && found.length >= options.limit) break;
-    }
-    return Promise.all(
-      found.map(async ({ id, running, started }): Promise<SessionListing> => {
-        const snapshot: SessionSnapshot | undefined = await (running
-          ? this.session(id)
-          : (this.temporal.workflow.getHandle(id).result() as Promise<SessionSnapshot>)
-        ).catch(() => undefined);
-        return {
-          id,
-          status: running ? 'running' : 'closed',
-          parent: snapshot?.parent?.sessionId ?? null,
-          counts: snapshot?.counts ?? null,
-          version: snapshot?.version ?? null,
-          updatedAt: snapshot?.updatedAt ?? started.toISOString(),
-        };
+  private async childrenOf(snapshot: SessionSnapshot): Promise<Array<{ sessionId: string; name: string }>> {
+    if (snapshot.children.length === 0) return [];
+    const { sessions } = await this.guard(snapshot.sessionId, () => listSessions(this.temporal, this.taskQueue, { parent: snapshot.sessionId }), 'read');
+    if (sessions.length === 0) return snapshot.children.map(({ sessionId, name }) => ({ sessionId, name }));
+    const order = new Map(snapshot.children.map((child, index) => [child.sessionId, index]));
+    return sessions
+      .map((listed) => ({ sessionId: listed.id, name: listed.id.slice(snapshot.sessionId.length + 1) }))
+      .sort((a, b) => (order.get(a.sessionId) ?? Infinity) - (order.get(b.sessionId) ?? Infinity));
+  }
+
+  /**
+   * The sessions of this client's task queue, newest first, read from Temporal's visibility in
+   * one call per page (no session is queried: each keeps its listing in search attributes).
+   * Filters: `open`, `parent` (the subagents of a session), `inProgress` (at least one todo in
+   * progress). Every page is read unless `limit` is given; {@link listPage} gives one page and
+   * the token of the next.
+   */
+  async list(options: Omit<ListOptions, 'pageToken'> = {}): Promise<SessionListing[]> {
+    return (await this.listPage(options)).sessions;
+  }
+
+  /**
+   * One page of {@link list}: at most `limit` sessions (default 100) and the `nextPageToken` to
+   * pass for the next page (`null` after the last). A session started before sessions indexed
+   * themselves (and not yet continued as new) is read from the session itself.
+   */
+  async listPage(options: ListOptions = {}): Promise<SessionPage> {
+    return this.guard('list', () =>
+      listSessions(this.temporal, this.taskQueue, options, async (id, running) => {
+        const snapshot = await (running ? this.session(id) : (this.temporal.workflow.getHandle(id).result() as Promise<SessionSnapshot>)).catch(() => undefined);
+        return snapshot === undefined
+          ? undefined
+          : { parent: snapshot.parent?.sessionId ?? null, counts: snapshot.counts, version: snapshot.version, ...(snapshot.updatedAt ? { updatedAt: snapshot.updatedAt } : {}) };
       }),
-    );
+    'read');
   }
 
   /** Closes the session and, first, its open subagents; queries keep answering. Idempotent. */
@@ -368,7 +371,16 @@ export class SessionClient {
 
   /** Closes the connection if this client opened it. */
   async closeConnection(): Promise<void> {
-    if (this.ownsConnection) await this.temporal.connection.close();
+    if (!this.ownsConnection) return;
+    // A call given up on (its reason found first) may still be between retries: the SDK's retry
+    // interceptor starts the next attempt from a timer even after a cancel, and an attempt on a
+    // closed connection throws. Let such calls end first, for at most ten seconds.
+    if (this.abandoned.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.abandoned]), new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+      clearTimeout(timer);
+    }
+    await this.temporal.connection.close();
   }
 
   /**
@@ -508,14 +520,22 @@ export class SessionClient {
     const signal = outer !== undefined ? AbortSignal.any([outer, controller.signal]) : controller.signal;
     const answer = this.temporal.connection.withAbortSignal(signal, ask);
     let timer: NodeJS.Timeout | undefined;
+    // The look runs under its own signal, cancelled when the answer comes first: no call of it
+    // may outlive this one (a retried call on a closed connection throws from a timer).
+    const looking = new AbortController();
     const diagnosis = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        this.unanswered(sessionId, updateId).then(
+        this.temporal.connection.withAbortSignal(looking.signal, () => this.unanswered(sessionId, updateId)).then(
           (reason) => {
             if (reason === undefined) return;
             reject(reason);
             controller.abort(reason);
-            answer.catch(() => undefined);
+            const settled = answer.then(
+              () => undefined,
+              () => undefined,
+            );
+            this.abandoned.add(settled);
+            void settled.then(() => this.abandoned.delete(settled));
           },
           () => undefined,
         );
@@ -525,6 +545,7 @@ export class SessionClient {
       return await Promise.race([answer, diagnosis]);
     } finally {
       clearTimeout(timer);
+      looking.abort();
     }
   }
 

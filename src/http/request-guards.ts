@@ -63,7 +63,7 @@ export function guardRequests(app: OpenAPIHono, guards: RequestGuards): void {
   });
 
   if (corsOrigins.length > 0) {
-    app.use('*', cors({ origin: [...corsOrigins], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match'], exposeHeaders: ['ETag'] }));
+    app.use('*', cors({ origin: [...corsOrigins], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match'], exposeHeaders: ['ETag', 'X-Next-Page-Token'] }));
   }
 
   const sameOrigin = csrf({ origin: (origin, c) => origin === new URL(c.req.url).origin || corsOrigins.includes(origin) });

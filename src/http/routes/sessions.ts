@@ -30,12 +30,42 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
     createRoute({
       method: 'get',
       path: '/sessions',
-      summary: 'List sessions (newest first); ?open=true for running ones',
-      // Any other value reads as false, as it always has: documented as the two, not refused.
-      request: { query: z.object({ open: z.string().optional().openapi({ enum: ['true', 'false'] }) }) },
-      responses: { ...errors, 200: json(z.array(s.listing), 'Sessions') },
+      summary:
+        'List sessions (newest first), one page of at most ?limit= (default 100); the next page is ?pageToken= the X-Next-Page-Token header. ' +
+        '?open=true for running ones, ?parent=<id> for its subagents, ?inProgress=true for those with a todo in progress',
+      // Any other value of the flags reads as false, as ?open always has: documented as the two, not refused.
+      request: {
+        query: z.object({
+          open: z.string().optional().openapi({ enum: ['true', 'false'] }),
+          inProgress: z.string().optional().openapi({ enum: ['true', 'false'] }),
+          parent: z.string().min(1).optional(),
+          limit: z.coerce.number().int().min(1).max(1000).optional(),
+          pageToken: z.string().min(1).max(4096).optional(),
+        }),
+      },
+      responses: {
+        ...errors,
+        200: {
+          description: 'Sessions',
+          headers: z.object({ 'X-Next-Page-Token': z.string().optional().openapi({ description: 'Where the next page starts; absent after the last page.' }) }),
+          content: { 'application/json': { schema: z.array(s.listing) } },
+        },
+      },
     }),
-    async (c) => c.json(await calls.listing(() => client.list({ open: c.req.valid('query').open === 'true' })), 200),
+    async (c) => {
+      const { open, inProgress, parent, limit, pageToken } = c.req.valid('query');
+      const page = await calls.listing(() =>
+        client.listPage({
+          open: open === 'true',
+          inProgress: inProgress === 'true',
+          limit: limit ?? 100,
+          ...(parent !== undefined ? { parent } : {}),
+          ...(pageToken !== undefined ? { pageToken } : {}),
+        }),
+      );
+      if (page.nextPageToken !== null) c.header('X-Next-Page-Token', page.nextPageToken);
+      return c.json(page.sessions, 200);
+    },
   );
 
   app.openapi(

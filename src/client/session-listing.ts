@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
+import { temporal as proto } from '@temporalio/proto';
+import type { TodoCounts } from '../todo';
+import { InvalidInputError } from './errors';
+import { grpcCode } from './transient-errors';
+import { SESSION_WORKFLOW_TYPE } from '../../workflows/messages';
+
+const GRPC_INVALID_ARGUMENT = 3;
+
+/** One line of a listing of sessions. */
+export interface SessionListing {
+  id: string;
+  status: 'running' | 'closed';
+  /** The parent session id, for a subagent. */
+  parent: string | null;
+  /** `null` for a session that has not indexed itself (started before sessions did, and not yet continued as new). */
+  counts: TodoCounts | null;
+  version: number | null;
+  /** When the session last changed (ISO 8601), else when it started. */
+  updatedAt: string;
+}
+
+/** Which sessions to list, and which page. */
+export interface ListOptions {
+  /** Only sessions that are still open. */
+  open?: boolean;
+  /** Only the subagents of this session. */
+  parent?: string;
+  /** Only sessions with at least one todo in progress. */
+  inProgress?: boolean;
+  /** At most this many (one page); without it every page is read. */
+  limit?: number;
+  /** Where the previous page ended (its `nextPageToken`). */
+  pageToken?: string;
+}
+
+/** A page of sessions and where the next one starts (`null` after the last). */
+export interface SessionPage {
+  sessions: SessionListing[];
+  nextPageToken: string | null;
+}
+
+/** The visibility query that selects the sessions of `taskQueue` that `options` asks for. */
+export function listQuery(taskQueue: string, options: ListOptions): string {
+  const quote = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const terms = [`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)}`, `TaskQueue = ${quote(taskQueue)}`];
+  terms.push(options.open === true ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`);
+  if (options.parent !== undefined) terms.push(`AgentSessionParent = ${quote(options.parent)}`);
+  if (options.inProgress === true) terms.push('AgentSessionInProgress > 0');
+  return terms.join(' AND ');
+}
+
+/**
+ * Lists sessions with one visibility call per page: what a listing shows (open or closed,
+ * parent, counts, version, last update) is in the search attributes every session keeps up to
+ * date, so no session is queried. Newest first.
+ *
+ * @param unindexed how to read a session that has not indexed itself yet (its counts and version
+ *   then come from it, as before sessions indexed themselves); `undefined` lists it without.
+ */
+export async function listSessions(
+  client: Client,
+  taskQueue: string,
+  options: ListOptions = {},
+  unindexed?: (id: string, running: boolean) => Promise<Partial<SessionListing> | undefined>,
+): Promise<SessionPage> {
+  const sessions: SessionListing[] = [];
+  const query = listQuery(taskQueue, options);
+  let token: Uint8Array | undefined = options.pageToken !== undefined ? readPageToken(options.pageToken, query) : undefined;
+  for (;;) {
+    const wanted = options.limit !== undefined ? options.limit - sessions.length : 1000;
+    const answer = await client.connection.workflowService
+      .listWorkflowExecutions({
+        namespace: client.options.namespace,
+        query,
+        pageSize: Math.min(wanted, 1000),
+        ...(token !== undefined ? { nextPageToken: token } : {}),
+      })
+      .catch((error: unknown) => {
+        if (options.pageToken !== undefined && grpcCode(error) === GRPC_INVALID_ARGUMENT) {
+          throw new InvalidInputError(`the page token ${JSON.stringify(options.pageToken.slice(0, 40))} is no longer valid; start again without it`);
+        }
+        throw error;
+      });
+    for (const execution of answer.executions ?? []) sessions.push(await listing(execution, unindexed));
+    token = answer.nextPageToken !== null && answer.nextPageToken !== undefined && answer.nextPageToken.length > 0 ? answer.nextPageToken : undefined;
+    if (token === undefined || (options.limit !== undefined && sessions.length >= options.limit)) break;
+  }
+  return { sessions, nextPageToken: token !== undefined ? pageToken(token, query) : null };
+}
+
+/**
+ * A page token as this client gives it: Temporal's own token with a digest of the query it
+ * belongs to, so a token that was not given, or is used with other filters, is refused here
+ * with a clear sentence instead of reaching Temporal.
+ */
+function pageToken(temporalToken: Uint8Array, query: string): string {
+  return `p1.${Buffer.from(JSON.stringify({ t: Buffer.from(temporalToken).toString('base64'), q: digest(query) })).toString('base64url')}`;
+}
+
+function readPageToken(token: string, query: string): Uint8Array {
+  const refuse = (why: string): never => {
+    throw new InvalidInputError(`the page token ${JSON.stringify(token.slice(0, 40))} ${why}; start again without it`);
+  };
+  if (!token.startsWith('p1.')) refuse('is not one a listing gave');
+  let parsed: { t?: unknown; q?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(token.slice(3), 'base64url').toString('utf8')) as { t?: unknown; q?: unknown };
+  } catch {
+    return refuse('is not one a listing gave');
+  }
+  if (typeof parsed.t !== 'string' || typeof parsed.q !== 'string') refuse('is not one a listing gave');
+  if (parsed.q !== digest(query)) refuse('belongs to a listing with other filters');
+  return Buffer.from(parsed.t as string, 'base64');
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 16);
+}
+
+async function listing(
+  execution: proto.api.workflow.v1.IWorkflowExecutionInfo,
+  unindexed: ((id: string, running: boolean) => Promise<Partial<SessionListing> | undefined>) | undefined,
+): Promise<SessionListing> {
+  const id = execution.execution?.workflowId ?? '';
+  const running = execution.status === proto.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+  const attributes = Object.fromEntries(
+    decodeTypedSearchAttributes(execution.searchAttributes?.indexedFields)
+      .getAll()
+      .map((pair) => [pair.key.name, pair.value as unknown]),
+  );
+  const started = timestamp(execution.startTime) ?? new Date(0);
+  const version = attributes.AgentSessionVersion;
+  const base: SessionListing = {
+    id,
+    status: running && attributes.AgentSessionClosed !== true ? 'running' : 'closed',
+    parent: typeof attributes.AgentSessionParent === 'string' ? attributes.AgentSessionParent : null,
+    counts: null,
+    version: null,
+    updatedAt: (attributes.AgentSessionUpdatedAt instanceof Date ? attributes.AgentSessionUpdatedAt : started).toISOString(),
+  };
+  if (typeof version !== 'number') return { ...base, ...(unindexed !== undefined ? await unindexed(id, running) : {}) };
+  return {
+    ...base,
+    counts: { pending: count(attributes.AgentSessionPending), in_progress: count(attributes.AgentSessionInProgress), completed: count(attributes.AgentSessionCompleted) },
+    version,
+  };
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' ? value : 0;
+}
+
+function timestamp(time: { seconds?: unknown; nanos?: unknown } | null | undefined): Date | undefined {
+  if (time === null || time === undefined) return undefined;
+  return new Date(Number(time.seconds ?? 0) * 1000 + Math.floor(Number(time.nanos ?? 0) / 1e6));
+}
