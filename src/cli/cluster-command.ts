@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { CLUSTER_PORT_RANGE, ClusterStartAbortedError, clusterPorts, startProductionCluster, type ProductionCluster } from '../devserver';
+import { CLUSTER_PORT_RANGE, clusterPorts } from '../devserver/cluster-ports';
+import type { ProductionCluster } from '../devserver/production-cluster';
 import { commandSettings } from './command-settings';
 import { POLICY_ENV, POLICY_FLAG, requirePolicy, UsageError } from './policy-option';
 
@@ -60,6 +61,8 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     let cluster: ProductionCluster;
+    // Loaded here: the cluster's code (and the native worker it starts) is for this command alone.
+    const { ClusterStartAbortedError, startProductionCluster } = await import('../devserver/production-cluster');
     try {
       cluster = await startProductionCluster({
         policy,

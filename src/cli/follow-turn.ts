@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatMessage, SessionSnapshot, TurnOutcome } from '../session';
-import { renderTodoList, type TodoItem } from '../todo';
+import { renderTodoList } from '../todo/render-list';
+import type { TodoItem } from '../todo/todo-item';
 import type { Transcript, UserMessageResult } from '../../workflows/messages';
 import { LINE_CHARS, renderApproval, renderToolCall, renderToolResult, shorten, toolNamesById } from './render-agent';
 

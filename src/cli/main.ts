@@ -2,17 +2,20 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { AgentSessionsError, InvalidInputError, SessionClient, type ErrorCode } from '../client';
 import { AGENT_DEFAULTS, TEMPORAL_DEFAULTS, type Settings } from '../config';
-import { replaySessionHistory } from '../worker/replay';
-import { renderCounts, renderTodoList, todoWriteToolDefinition } from '../todo';
+import { renderCounts } from '../todo/counts';
+import { renderTodoList } from '../todo/render-list';
 import { clientOptions, commandSettings } from './command-settings';
 import { POLICY_ENV, POLICY_FLAG, requirePolicy, UsageError } from './policy-option';
-import { runDevServer, runServe, runUp, runWorker } from './long-running';
 import { treeJson } from '../client/tree-json';
 import { renderListing, renderTree } from './render-tree';
-import { installRuntimeLogging } from '../worker/runtime-logging';
 import { addClusterCommand } from './cluster-command';
 import { addModelServerCommand } from './model-server-command';
 import { addAgentCommands } from './agent-commands';
+
+// Each command loads only what it needs: a short command (`todos`, `write`) must not pay for
+// the worker, webpack, the HTTP service, the model client or the schema library.
+const longRunning = () => import('./long-running');
+const workerSide = async () => ({ ...(await import('../worker/replay')), ...(await import('../worker/runtime-logging')) });
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
@@ -41,13 +44,13 @@ export function buildProgram(): Command {
     .option('--port <port>', 'frontend (gRPC) port', parsePort, 7233)
     .option('--ui-port <port>', 'Web UI port (default: port + 1000)', parsePort)
     .option('--db <file>', 'SQLite file that keeps the server state (default: data/temporal.sqlite)')
-    .action(async (options: { port: number; uiPort?: number; db?: string }) => runDevServer(commandSettings(), options));
+    .action(async (options: { port: number; uiPort?: number; db?: string }) => (await longRunning()).runDevServer(commandSettings(), options));
 
   program
     .command('worker')
     .description('run a session worker until SIGINT/SIGTERM')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
-    .action(async (options: { allowParallelInProgress?: string }) => runWorker(commandSettings(policyFlag(options))));
+    .action(async (options: { allowParallelInProgress?: string }) => (await longRunning()).runWorker(commandSettings(policyFlag(options))));
 
   program
     .command('up')
@@ -58,7 +61,7 @@ export function buildProgram(): Command {
     .option('--db <file>', 'SQLite file of the local server')
     .option('--http-port <port>', 'port of the HTTP API and dashboard', parsePort, 8080)
     .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number }) =>
-      runUp(commandSettings({ ...policyFlag(options), httpPort: options.httpPort }), options),
+      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), httpPort: options.httpPort }), options),
     );
 
   program
@@ -68,7 +71,7 @@ export function buildProgram(): Command {
     .option('--host <host>', 'address to bind (default 127.0.0.1; 0.0.0.0 exposes it)', '127.0.0.1')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, `${POLICY_HELP}; only for GET /tool-definition`))
     .action(async (options: { port: number; host: string; allowParallelInProgress?: string }) =>
-      runServe(commandSettings({ ...policyFlag(options), httpHost: options.host, httpPort: options.port })),
+      (await longRunning()).runServe(commandSettings({ ...policyFlag(options), httpHost: options.host, httpPort: options.port })),
     );
 
   program
@@ -243,6 +246,7 @@ export function buildProgram(): Command {
       if ((sessionId === undefined) === (options.file === undefined)) {
         throw new UsageError('replay takes either a <session-id> or --file FILE (exactly one)');
       }
+      const { installRuntimeLogging, replaySessionHistory } = await workerSide();
       installRuntimeLogging();
       const bundle = { cacheDir: settings.paths.cacheDir };
       if (options.file !== undefined) {
@@ -261,7 +265,8 @@ export function buildProgram(): Command {
     .command('tool-definition')
     .description('print the todo_write function definition (OpenAI-compatible) a model is given under a policy')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
-    .action((options: { allowParallelInProgress?: string }) => {
+    .action(async (options: { allowParallelInProgress?: string }) => {
+      const { todoWriteToolDefinition } = await import('../todo/description');
       print(JSON.stringify(todoWriteToolDefinition(requirePolicy(commandSettings(policyFlag(options)).policy)), null, 2));
     });
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BUNDLED_SCRIPTS, bundledScriptFile, isBundledScript, modelServerBanner, startModelServer } from '../model-server';
+import { BUNDLED_SCRIPTS, bundledScriptFile, isBundledScript } from '../model-server/bundled-scripts';
 import { UsageError } from './policy-option';
 
 /** The port `agent-sessions model-server` listens on without `--port`: beside the HTTP API's 8080. */
@@ -36,6 +36,7 @@ async function runModelServer(options: ModelServerCommandOptions): Promise<void>
     throw new UsageError(`model-server needs --script FILE (a JSON script, or one of ${BUNDLED_SCRIPTS.join(', ')})`);
   }
   const scriptFile = isBundledScript(options.script) ? bundledScriptFile(options.script) : options.script;
+  const { modelServerBanner, startModelServer } = await import('../model-server');
   const server = await startModelServer({
     scriptFile,
     port: options.port,

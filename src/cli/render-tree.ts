@@ -1,5 +1,6 @@
 import type { SessionListing, SessionTree } from '../client';
-import { renderTodoList, type TodoCounts } from '../todo';
+import { renderTodoList } from '../todo/render-list';
+import type { TodoCounts } from '../todo/todo-item';
 
 function countsLine(counts: TodoCounts): string {
   return `${counts.pending} pending, ${counts.in_progress} in progress, ${counts.completed} completed`;

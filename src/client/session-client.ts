@@ -16,17 +16,13 @@ import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type Tempo
 import { exportSessionHistory } from '../history/export-history';
 import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import type { ExportedHistory } from '../history/session-history';
-import {
-  acceptTodoWrite,
-  jsonUtf8Length,
-  Rejection,
-  trimTodoWriteArgs,
-  type RejectionProblem,
-  type RejectionRule,
-  type TodoCounts,
-  type TodoList,
-  type TodoWriteArgs,
-} from '../todo';
+// The tool's modules one by one: its index also loads the schema library, which a client that
+// only writes and reads does not need.
+import { acceptTodoWrite, trimTodoWriteArgs } from '../todo/acceptance';
+import { Rejection, type RejectionProblem, type RejectionRule } from '../todo/rejection';
+import type { TodoWriteArgs } from '../todo/schema';
+import type { TodoCounts, TodoList } from '../todo/todo-item';
+import { jsonUtf8Length } from '../todo/utf8';
 import {
   addUsage,
   CONTINUE_AS_NEW_AFTER_RANGE,

@@ -1,5 +1,5 @@
 import { InvalidSettingError } from '../client/errors';
-import { POLICY_SETTING, type TodoPolicy } from '../todo';
+import { POLICY_SETTING, type TodoPolicy } from '../todo/policy';
 import { booleanSetting } from './setting-values';
 
 /** The flag and the environment variable that carry the parallel policy. */

@@ -11,7 +11,8 @@ import {
   turnStartSignal,
   type AgentSessionInput,
 } from '../../workflows/messages';
-import { InvariantViolation, type TodoCounts } from '../todo';
+import { InvariantViolation } from '../todo/invariant';
+import type { TodoCounts } from '../todo/todo-item';
 import {
   applySessionEvent,
   assertCarriedState,
