@@ -4,7 +4,7 @@ import { SessionClient } from '../src/client/session-client';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
 import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
-import { turnEndSignal, turnStartSignal } from '../workflows/messages';
+import { sessionCloseSignal, turnEndSignal, turnStartSignal } from '../workflows/messages';
 import type { AgentActivities, ToolOutcome, TurnSettings } from './agent-contract';
 import { withHeartbeat } from './heartbeat';
 import { modelCaller } from './model-call';
@@ -86,9 +86,11 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       return turnSettings;
     },
 
-    async endTurn({ sessionId, reason }) {
+    async endTurn({ sessionId, reason, close }) {
       try {
         await session(sessionId).signal(turnEndSignal, { reason });
+        // A subagent that ran its task closes through its log too, so the offline fold sees it.
+        if (close === true) await session(sessionId).signal(sessionCloseSignal, { reason: 'the subagent finished its task' });
       } catch (error) {
         // A session that closed meanwhile has no turn left to end.
         if (!(error instanceof WorkflowNotFoundError)) throw error;

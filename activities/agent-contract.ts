@@ -63,8 +63,12 @@ export interface AgentActivities {
    * sends nothing.
    */
   beginTurn(input: { sessionId: string; messageId: number; turn: number }): Promise<TurnSettings>;
-  /** Marks the end of the turn in the session's log (the `turn/end` signal). */
-  endTurn(input: { sessionId: string; reason: string }): Promise<void>;
+  /**
+   * Marks the end of the turn in the session's log (the `turn/end` signal), and with `close`
+   * closes the session the same way (the `session/close` signal): what a subagent does once it
+   * has run its task.
+   */
+  endTurn(input: { sessionId: string; reason: string; close?: boolean }): Promise<void>;
   /**
    * Calls the model once. Heartbeats while the call is in flight, so a call on a worker that
    * died is retried within seconds and an interrupt cancels it. 429, 5xx and timeouts are retried

@@ -111,7 +111,7 @@ export class AgentLoop {
   }
 
   /** Runs the next queued message as a turn, to its end. */
-  async runNextTurn(): Promise<TurnOutcome> {
+  async runNextTurn(options: { closeAfter?: boolean } = {}): Promise<TurnOutcome> {
     const [message, ...rest] = this.state.queue;
     if (message === undefined) throw new Error('runNextTurn called with no message queued');
     const sessionId = this.session.sessionId;
@@ -183,7 +183,11 @@ export class AgentLoop {
     }
     // Calls still waiting when the turn ended will never run.
     this.update({ pendingApprovals: [] });
-    if (!this.session.state().closed) await bookkeeping.endTurn({ sessionId, reason: outcome!.reason });
+    if (!this.session.state().closed) {
+      await bookkeeping.endTurn({ sessionId, reason: outcome!.reason, ...(options.closeAfter === true ? { close: true } : {}) });
+      // The session/close signal the activity sent has reached the session once it is closed.
+      if (options.closeAfter === true) await condition(() => this.session.state().closed);
+    }
     // The outcome is shown (and an interrupt answered) once turn/end is in the log.
     const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString() };
     this.update({ lastTurn: ended, activity: { state: 'idle' } });

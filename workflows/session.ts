@@ -259,8 +259,8 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested);
     if (state.closed) break;
     if (agent.hasWork()) {
-      await agent.runNextTurn();
-      if (input.agent === true && !state.closed) close();
+      // A subagent spawned by a model runs its task, then closes (the signal is in its log).
+      await agent.runNextTurn({ closeAfter: input.agent === true });
       continue;
     }
     await condition(allHandlersFinished);
