@@ -7,6 +7,7 @@ import { editAcceptedUpdates, foldHistory, parseExportedHistory, runCount, runsO
 import { subagentSpawnUpdate } from '../../workflows/messages';
 import type { TodoPolicy } from '../../src/todo';
 import type { SessionState } from '../../src/session';
+import { bundledScriptFile, startModelServer } from '../../src/model-server';
 import { replaySessionHistory } from '../../src/worker';
 import { replaySession, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
 
@@ -52,6 +53,24 @@ const EXPECTED: Record<string, (final: SessionState, release: string) => void> =
   },
 };
 
+/** Agent-loop histories, recorded from the release that brought the loop (v1) on. */
+const AGENT_EXPECTED: Record<string, (final: SessionState) => void> = {
+  'agent-subagents': (final) => {
+    assert.ok(final.todos?.every((t) => t.status === 'completed') && final.todos.length === 3, JSON.stringify(final.todos));
+    assert.deepEqual(final.children.map((c) => [c.name, c.closed, typeof c.answer]), [['tests', true, 'string'], ['docs', true, 'string']]);
+  },
+  'agent-subagents.tests': (final) => {
+    assert.equal(final.closed, true, 'a subagent closes once it ran its task');
+    assert.ok(final.todos?.every((t) => t.status === 'completed'));
+  },
+  'agent-subagents.docs': (final) => assert.equal(final.closed, true),
+  'agent-rejected-write': (final) => {
+    assert.equal(final.turn, 1);
+    assert.ok(final.todos?.every((t) => t.status === 'completed'), JSON.stringify(final.todos));
+  },
+};
+Object.assign(EXPECTED, Object.fromEntries(Object.entries(AGENT_EXPECTED).map(([name, check]) => [name, (final: SessionState) => check(final)])));
+
 const recorded = readdirSync(HISTORIES)
   .filter((name) => /^v\d+-.*\.json$/.test(name))
   .sort();
@@ -59,7 +78,7 @@ const recorded = readdirSync(HISTORIES)
 describe('recorded multi-agent and long-running histories', () => {
   test('every scenario is recorded by the first release and by this one', () => {
     for (const scenario of Object.keys(EXPECTED)) {
-      for (const release of ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
+      for (const release of scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
     }
   });
 
@@ -125,6 +144,38 @@ describe('multi-agent sessions with a replay on every workflow task', () => {
       }
       const history = await client.exportHistory(parent);
       assert.ok(runCount(history) >= 3, 'the parent continued as new several times');
+    } finally {
+      await client.closeConnection();
+    }
+  });
+});
+
+describe('the agent loop with a replay on every workflow task', () => {
+  const taskQueue = uniqueId('no-cache-agent');
+  let stop: (() => Promise<void>) | undefined;
+  after(async () => stop?.());
+
+  test('a subagent fan-out with maxCachedWorkflows 0 ends as it does with a cache, and replays under both policies', async () => {
+    const model = await startModelServer({ scriptFile: bundledScriptFile('subagents') });
+    const worker = await startWorker({ allowParallelInProgress: true }, taskQueue, { maxCachedWorkflows: 0, agent: { baseUrl: model.url, model: 'scripted' } });
+    stop = async () => {
+      await worker.stop();
+      await model.close();
+    };
+    const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
+    try {
+      const id = uniqueId('no-cache-agent');
+      const { messageId } = await client.sendMessage(id, 'Update the tests and the docs for the --verbose flag');
+      let session = await client.session(id);
+      for (let i = 0; i < 600 && !(session.agent.lastTurn?.messageId === messageId && !session.turnOpen); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        session = await client.session(id);
+      }
+      assert.equal(session.agent.lastTurn?.reason, 'completed', session.agent.lastTurn?.detail ?? '');
+      for (const policy of POLICIES) {
+        AGENT_EXPECTED['agent-subagents']!((await replaySession(client, id, policy)).final);
+        for (const child of session.children) assert.equal((await replaySession(client, child.sessionId, policy)).final.closed, true);
+      }
     } finally {
       await client.closeConnection();
     }
