@@ -225,8 +225,12 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(
     turnInterruptUpdate,
     async (_input?: SessionMessageInput) => {
+      // Wait for the end of the turn this interrupt stopped, not for 'idle': a queued message
+      // starts its turn in the same workflow task that ends this one (condition() is evaluated
+      // eagerly), so the loop may never be seen idle in between.
+      const before = agent.state.lastTurn;
       agent.interrupt();
-      await condition(() => agent.state.activity.state === 'idle');
+      await condition(() => agent.state.lastTurn !== before);
       return agent.state.lastTurn;
     },
     { validator: (_input?: SessionMessageInput): void => asFailure('RequestRejected', () => acceptInterrupt(agent.state)) },

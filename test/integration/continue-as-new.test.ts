@@ -114,8 +114,10 @@ test('a 10,000-write session keeps each run small and bounded', { skip: process.
     t.diagnostic(`10,000 writes in ${elapsed} ms (${Math.round(10_000 / (elapsed / 1000))}/s); ${sizes.length} runs; largest run ${Math.max(...sizes)} events, ${Math.max(...bytes)} bytes of JSON`);
     assert.equal(countAcceptedUpdates(history), 10_000);
     assert.ok(sizes.length >= 50);
-    // 200 writes of ~5 events each, plus the run's start and end: far below Temporal's 4,096-event suggestion.
-    assert.ok(Math.max(...sizes) <= 1_100, `largest run has ${Math.max(...sizes)} events`);
+    // 200 writes of 6 events each (the update's accepted and completed events, a workflow task's
+    // three, and the search-attribute upsert that keeps the listing current), plus the run's start
+    // and end: far below Temporal's 4,096-event suggestion.
+    assert.ok(Math.max(...sizes) <= 1_250, `largest run has ${Math.max(...sizes)} events`);
     assert.deepEqual(await long.todos(id), [todo('write 9999', 'in_progress'), todo('the rest')]);
     assert.equal((await long.session(id)).version, 10_000);
   } finally {
