@@ -220,7 +220,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(
     userMessageUpdate,
     ({ text }) => agent.enqueue(text, new Date().toISOString()),
-    { validator: (input): void => asFailure('RequestRejected', () => void acceptUserMessage(input, state.closed)) },
+    { validator: (input): void => asFailure('RequestRejected', () => void acceptUserMessage(input, state.closed, agent.state.queue.length)) },
   );
   setHandler(
     turnInterruptUpdate,

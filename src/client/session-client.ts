@@ -385,7 +385,7 @@ export class SessionClient {
    * is created by its first message (update-with-start), so `chat new-id "..."` just works; a
    * subagent must have been spawned first.
    *
-   * @throws RequestRejectedError (`empty-message`, `message-too-long`, `shape`);
+   * @throws RequestRejectedError (`empty-message`, `message-too-long`, `queue-full`, `shape`);
    *   SessionClosedError when the session was closed.
    */
   async sendMessage(sessionId: string, text: string): Promise<UserMessageResult> {

@@ -8,6 +8,14 @@ export const MAX_TOOL_RESULT_CHARS = 16_000;
 /** Longest user message a session accepts. */
 export const MAX_USER_MESSAGE_CHARS = 32_000;
 
+/**
+ * How many messages may wait behind the running turn. The queue is carried across
+ * continue-as-new with the rest of the agent's state, so it must stay far below Temporal's 2 MB
+ * payload limit: 10 × 32,000 characters is at most ~1.3 MB of UTF-8 in the worst case, and a
+ * sender that outpaces the agent this much is better told to wait than buffered.
+ */
+export const MAX_QUEUED_MESSAGES = 10;
+
 /** Cuts a tool's output to {@link MAX_TOOL_RESULT_CHARS}, saying how much was left out. */
 export function boundToolResult(text: string): string {
   if (text.length <= MAX_TOOL_RESULT_CHARS) return text;

@@ -1,5 +1,5 @@
 import { describeValue, Rejection, type RejectionRule } from '../todo/rejection';
-import { MAX_USER_MESSAGE_CHARS } from './agent-context';
+import { MAX_QUEUED_MESSAGES, MAX_USER_MESSAGE_CHARS } from './agent-context';
 import type { AgentState } from './agent-state';
 
 /** What `user/message` takes. */
@@ -30,11 +30,12 @@ function onlyKeys(subject: string, input: unknown, allowed: readonly string[], s
 
 /**
  * Checks a `user/message`: a non-empty text of at most {@link MAX_USER_MESSAGE_CHARS}
- * characters, to a session that is open. The validator's rules: they never run on replay.
+ * characters, to a session that is open and has room in its queue ({@link MAX_QUEUED_MESSAGES}
+ * waiting). The validator's rules: they never run on replay.
  *
- * @throws Rejection (`session-closed`, `empty-message`, `message-too-long`, `shape`).
+ * @throws Rejection (`session-closed`, `empty-message`, `message-too-long`, `queue-full`, `shape`).
  */
-export function acceptUserMessage(input: unknown, closed: boolean): UserMessageInput {
+export function acceptUserMessage(input: unknown, closed: boolean, queued = 0): UserMessageInput {
   const subject = 'user/message';
   if (closed) refuse(subject, 'session-closed', 'session', 'the session is closed and takes no more messages');
   const { text } = onlyKeys(subject, input, ['text'], '{"text": "..."}');
@@ -42,6 +43,9 @@ export function acceptUserMessage(input: unknown, closed: boolean): UserMessageI
   if ((text as string).trim() === '') refuse(subject, 'empty-message', 'text', 'the message is empty; say what the agent should do');
   if ((text as string).length > MAX_USER_MESSAGE_CHARS) {
     refuse(subject, 'message-too-long', 'text', `the message is ${(text as string).length} characters, more than the limit of ${MAX_USER_MESSAGE_CHARS}`);
+  }
+  if (queued >= MAX_QUEUED_MESSAGES) {
+    refuse(subject, 'queue-full', 'session', `${queued} messages already wait for their turn (the limit is ${MAX_QUEUED_MESSAGES}); send this one after a turn ends, or interrupt the running turn`);
   }
   return { text: text as string };
 }

@@ -7,6 +7,7 @@ export {
   boundToolResult,
   compactConversation,
   MAX_TOOL_RESULT_CHARS,
+  MAX_QUEUED_MESSAGES,
   MAX_USER_MESSAGE_CHARS,
   messagesForModel,
   nudgeMessage,

@@ -20,6 +20,7 @@ export const REJECTION_RULES = [
   'subagent-id-taken',
   'empty-message',
   'message-too-long',
+  'queue-full',
   'no-running-turn',
   'no-pending-call',
 ] as const;

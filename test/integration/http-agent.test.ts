@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import { startModelServer, type ModelServer } from '../../src/model-server';
-import type { SessionSnapshot } from '../../src/session';
+import { MAX_QUEUED_MESSAGES, type SessionSnapshot } from '../../src/session';
 import { ANSWERS, MESSAGES, agentTestScript } from '../fixtures/agent-script';
 import { ROOT, connectClient, httpCall, startWorker, uniqueId, type TestWorker } from '../helpers';
 
@@ -176,6 +176,22 @@ describe('the agent loop over HTTP', () => {
     assert.equal(second.json.messageId, 2);
     assert.equal(second.json.reason, 'interrupted');
     assert.equal(await codeOf(call('POST', at(id, '/interrupt'))), '422 rejected no-running-turn');
+  });
+
+  test('at most 10 messages wait behind a running turn: the next is 422 queue-full and leaves the queue as it was', { timeout: 60_000 }, async () => {
+    const id = uniqueId('http-queue-full');
+    await call('POST', at(id, '/messages'), { text: MESSAGES.forever });
+    await sessionWhen(id, (s) => s.agent.activity.state === 'calling-model');
+    for (let i = 1; i <= MAX_QUEUED_MESSAGES; i++) {
+      const queued = await call('POST', at(id, '/messages'), { text: `Then step ${i}` });
+      assert.deepEqual(queued.json, { messageId: i + 1, queued: true, ahead: i });
+    }
+    const refused = await call('POST', at(id, '/messages'), { text: 'One more' });
+    assert.equal(refused.status, 422);
+    assert.equal(refused.json.rule, 'queue-full');
+    assert.match(refused.json.error, /10 messages already wait for their turn \(the limit is 10\); send this one after a turn ends, or interrupt the running turn/);
+    assert.equal((await call('GET', at(id))).json.agent.queued, MAX_QUEUED_MESSAGES);
+    await client.close(id);
   });
 
   test('refused messages name the rule; bodies that are not {"text"} are 400; a closed session is 409', { timeout: 60_000 }, async () => {

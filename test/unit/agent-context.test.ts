@@ -8,6 +8,7 @@ import {
   compactConversation,
   INITIAL_AGENT_STATE,
   MAX_TOOL_RESULT_CHARS,
+  MAX_QUEUED_MESSAGES,
   MAX_USER_MESSAGE_CHARS,
   messageChars,
   messagesForModel,
@@ -101,6 +102,8 @@ describe("the agent's requests, judged by validators", () => {
     assert.equal(rule(() => acceptUserMessage({ text: 'hi' }, true)), 'session-closed');
     assert.equal(rule(() => acceptUserMessage({ text: 'hi', extra: 1 }, false)), 'shape');
     assert.equal(rule(() => acceptUserMessage('hi', false)), 'shape');
+    assert.deepEqual(acceptUserMessage({ text: 'hi' }, false, MAX_QUEUED_MESSAGES - 1), { text: 'hi' }, 'one more may queue');
+    assert.equal(rule(() => acceptUserMessage({ text: 'hi' }, false, MAX_QUEUED_MESSAGES)), 'queue-full');
   });
 
   test('tool/approve and tool/deny name a call that waits; turn/interrupt needs a running turn', () => {

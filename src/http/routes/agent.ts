@@ -36,7 +36,7 @@ async function decisionBody(c: Context, schema: ApiSchemas['decision']): Promise
  * The agent loop of a session over HTTP: send a message (it starts a turn or waits for the
  * running one), read the conversation and the usage, interrupt the running turn, approve or deny
  * a tool call that waits for a person. Refusals are the session's own: 422 with the rule
- * (`empty-message`, `message-too-long`, `no-running-turn`, `no-pending-call`), 409 for a closed
+ * (`empty-message`, `message-too-long`, `queue-full`, `no-running-turn`, `no-pending-call`), 409 for a closed
  * session; a change with no answer in time is 504 `outcome-unknown`.
  */
 export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: AgentRoutes): void {
@@ -55,7 +55,7 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
         ...errors,
         202: json(s.messageResult, 'Accepted: the turn runs (or waits); follow it with GET /sessions/{id} or its event stream'),
         409: json(s.error, 'Session closed'),
-        422: json(s.error, 'Refused: empty-message or message-too-long'),
+        422: json(s.error, 'Refused: empty-message, message-too-long or queue-full (10 messages already wait)'),
         504: json(s.error, 'No answer in time (outcome-unknown): the message may still have been accepted'),
       },
     }),
