@@ -31,6 +31,10 @@ export interface AcceptedWrite {
   todos: TodoItem[];
   /** How many times it was sent again after a transient failure. */
   retries: number;
+  /** When its first attempt was sent, when the attempt that was answered was sent, and when that answer came (ms since the epoch). */
+  firstSentAt: number;
+  sentAt: number;
+  answeredAt: number;
 }
 
 /** A write that failed for good (its outcome on the server may be unknown). */
@@ -40,6 +44,8 @@ export interface FailedWrite {
   error: string;
   /** Whether the last error was a transient one (retries ran out): the write may still have landed. */
   transient: boolean;
+  /** When the last attempt failed (ms since the epoch). */
+  failedAt: number;
 }
 
 /** What one writer prints: its one line of JSON. */
@@ -178,14 +184,16 @@ async function writeOnce(
 ): Promise<{ accepted: AcceptedWrite } | { failed: FailedWrite }> {
   const updateId = loadUpdateId(session, settings.writer, i);
   const todos = loadTodos(settings.writer, i);
+  const firstSentAt = Date.now();
   for (let attempt = 1; ; attempt++) {
+    const sentAt = Date.now();
     try {
       const result = await client.todoWrite(session, { todos }, { updateId });
-      return { accepted: { session, updateId, version: result.version, todos, retries: attempt - 1 } };
+      return { accepted: { session, updateId, version: result.version, todos, retries: attempt - 1, firstSentAt, sentAt, answeredAt: Date.now() } };
     } catch (error) {
       const transient = isTransientWriteError(error);
       if (!transient || attempt >= settings.maxAttempts) {
-        return { failed: { session, updateId, error: describeError(error), transient } };
+        return { failed: { session, updateId, error: describeError(error), transient, failedAt: Date.now() } };
       }
       process.stderr.write(`load-writer ${settings.writer}: ${updateId} attempt ${attempt} failed, retrying: ${describeError(error)}\n`);
       const pause = Math.min(2000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
