@@ -1,21 +1,69 @@
 /**
- * `npm test`: starts one Temporal dev server for the whole run (free ports, a fresh SQLite
- * file, no UI), runs every test file with node's test runner against it, stops it, and exits
- * with the runner's code. The first run on a machine builds the Temporal CLI (see README).
+ * `npm test`: starts one Temporal server for the whole run, runs every test file with node's
+ * test runner against it, stops it, and exits with the runner's code. The first run on a
+ * machine builds the Temporal CLI (see README).
+ *
+ * `AGENT_SESSIONS_TEST_TARGET` chooses the server:
+ *   - `dev` (or unset): the Temporal CLI's dev server (free ports, a fresh SQLite file, no UI)
+ *     and every suite below;
+ *   - `cluster`: the production topology's server, `startProductionCluster` without its workers
+ *     and HTTP service (the tests start their own, as against the dev server) — PostgreSQL and
+ *     the Temporal server 1.29.1 on it, on free ports with a fresh data folder — and the
+ *     production subset {@link CLUSTER_FILES}, then `test/cluster/` (each file starts clusters
+ *     of its own: the start as a user runs it, and the faults). The first run on a machine
+ *     builds the server with Go (README, Production).
  *
  * Arguments, if any, replace the default file list: `npm test -- test/unit/todo-fold.test.ts`.
+ * Files under `test/cluster/` run last, one at a time: each brings up whole clusters.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { findFreePort, findTemporalCli, startDevServer } from '../src/devserver';
+import { TEMPORAL_SERVER_VERSION, findFreePort, findTemporalCli, startDevServer, startThrowawayCluster } from '../src/devserver';
 
 const ROOT = join(__dirname, '..');
 const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/faults', 'test/browser'];
 
-function testFiles(): string[] {
-  return SUITES.flatMap((dir) =>
+/** The variable that chooses the server, and its values. */
+const TARGET_VARIABLE = 'AGENT_SESSIONS_TEST_TARGET';
+type Target = 'dev' | 'cluster';
+
+/** Test files that start whole clusters of their own: run after the others, one at a time. */
+const CLUSTER_SUITE = 'test/cluster';
+
+/**
+ * The tests that matter for production, run against the cluster too: everything a deployment
+ * relies on that crosses the workflow boundary and could behave differently on PostgreSQL and
+ * Temporal's full services (persistence, visibility, update dispatch, continue-as-new, namespace
+ * registry) than on the dev server's SQLite — writes and rejections (with a foreign client, the
+ * `temporal` CLI), the policy change, subagents, continue-as-new, idempotency, the HTTP API and
+ * its security, search attributes and the listing (visibility queries, which SQL visibility
+ * answers, not the dev server's SQLite), hostile clients, and the agent loop.
+ *
+ * Left out, because the server is not what they test: `test/unit` and `test/replay` (no server,
+ * or recorded histories replayed in the worker), `test/bad-input` (694 inputs refused by the
+ * validator in the worker, the same code whatever the server), `test/browser` (the dashboard),
+ * the CLI tests (the CLI is the client library these files already drive), and `test/faults`
+ * (they start dev servers of their own to kill them; `test/cluster/faults.test.ts` does the same
+ * to the cluster's Temporal server, PostgreSQL and workers).
+ */
+const CLUSTER_FILES = [
+  'test/integration/session.test.ts',
+  'test/integration/policy-change.test.ts',
+  'test/integration/subagents.test.ts',
+  'test/integration/continue-as-new.test.ts',
+  'test/integration/idempotency.test.ts',
+  'test/integration/http-api.test.ts',
+  'test/integration/http-security.test.ts',
+  'test/integration/search-attributes.test.ts',
+  'test/integration/listing.test.ts',
+  'test/integration/hostile-clients.test.ts',
+  'test/integration/agent-loop.test.ts',
+];
+
+function testFilesIn(dirs: readonly string[]): string[] {
+  return dirs.flatMap((dir) =>
     readdirSync(join(ROOT, dir))
       .filter((name) => name.endsWith('.test.ts'))
       .sort()
@@ -23,40 +71,98 @@ function testFiles(): string[] {
   );
 }
 
+function targetFrom(env: NodeJS.ProcessEnv): Target {
+  const value = env[TARGET_VARIABLE] ?? '';
+  if (value === '' || value === 'dev') return 'dev';
+  if (value === 'cluster') return 'cluster';
+  throw new Error(`${TARGET_VARIABLE} must be dev (the default: the Temporal dev server) or cluster (PostgreSQL and the Temporal server), got ${JSON.stringify(value)}`);
+}
+
+/** Runs `files` with node's test runner against `env`; resolves with its exit code. */
+function runFiles(files: readonly string[], concurrency: number, env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const runner = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files.map((file) => relative(ROOT, join(ROOT, file)))],
+      { cwd: ROOT, stdio: 'inherit', env },
+    );
+    const forward = (signal: NodeJS.Signals): void => void runner.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    runner.once('exit', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
 async function main(): Promise<number> {
-  const files = process.argv.length > 2 ? process.argv.slice(2) : testFiles();
+  let target: Target;
+  try {
+    target = targetFrom(process.env);
+  } catch (error) {
+    process.stderr.write(`npm test: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const given = process.argv.length > 2 ? process.argv.slice(2) : undefined;
+  const files = given ?? (target === 'cluster' ? [...CLUSTER_FILES, ...testFilesIn([CLUSTER_SUITE])] : testFilesIn(SUITES));
+  const inClusterSuite = (file: string): boolean => relative(join(ROOT, CLUSTER_SUITE), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
+  const shared = files.filter((file) => !inClusterSuite(file));
+  const own = files.filter(inClusterSuite);
+
   const started = Date.now();
   const cli = await findTemporalCli();
   process.stderr.write(`temporal CLI: ${cli}\n`);
-  const port = await findFreePort();
   const output = join(ROOT, 'test-output');
   mkdirSync(output, { recursive: true });
-  const server = await startDevServer({
-    port,
-    uiPort: false,
-    stdio: 'ignore',
-    dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
-  });
-  process.stderr.write(`Temporal dev server for the tests at ${server.address} (ready in ${Date.now() - started} ms)\n`);
-  try {
-    return await new Promise<number>((resolve) => {
-      const runner = spawn(
-        process.execPath,
-        ['--import', 'tsx', '--test', '--test-concurrency=2', ...files.map((file) => relative(ROOT, join(ROOT, file)))],
-        {
-          cwd: ROOT,
-          stdio: 'inherit',
-          env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_CLI_PATH: cli, TEST_OUTPUT_DIR: output },
-        },
-      );
-      const forward = (signal: NodeJS.Signals): void => void runner.kill(signal);
-      process.on('SIGINT', forward);
-      process.on('SIGTERM', forward);
-      runner.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_CLI_PATH: cli, TEST_OUTPUT_DIR: output };
+
+  let server: { address: string; stop(): Promise<unknown> } | undefined;
+  if (shared.length > 0 && target === 'dev') {
+    server = await startDevServer({
+      port: await findFreePort(),
+      uiPort: false,
+      stdio: 'ignore',
+      dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
     });
-  } finally {
-    await server.stop();
+    process.stderr.write(`Temporal dev server for the tests at ${server.address} (ready in ${Date.now() - started} ms)\n`);
+  } else if (shared.length > 0) {
+    const log = join(output, 'cluster-server.log');
+    const cluster = await startThrowawayCluster({
+      // No worker runs in this cluster (the tests start their own), so no policy is applied; it is required all the same.
+      policy: { allowParallelInProgress: true },
+      workers: 0,
+      httpPort: false,
+      output: createWriteStream(log),
+    });
+    server = cluster;
+    const { binaries, postgres, schemas, temporal, namespace } = cluster.timings;
+    process.stderr.write(
+      `Temporal cluster for the tests at ${cluster.address}: the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ` +
+        `ready in ${Date.now() - started} ms (binaries ${binaries}, PostgreSQL ${postgres}, schemas ${schemas}, server ${temporal}, namespace ${namespace} ms); its output: ${relative(ROOT, log)}\n`,
+    );
   }
+  if (server) env['TEMPORAL_ADDRESS'] = server.address;
+
+  let code = 0;
+  const testsStarted = Date.now();
+  try {
+    if (shared.length > 0) code = await runFiles(shared, 2, env);
+  } finally {
+    await server?.stop();
+  }
+  const sharedEnded = Date.now();
+  // The shared server is gone by now: these files address the clusters they start themselves.
+  const { TEMPORAL_ADDRESS: _stopped, ...ownEnv } = env;
+  if (own.length > 0) code = Math.max(code, await runFiles(own, 1, ownEnv));
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(0)} s`;
+  process.stderr.write(
+    `npm test (${TARGET_VARIABLE}=${target}): ${files.length} files in ${seconds(Date.now() - started)} ` +
+      `(${seconds(testsStarted - started)} to start the server, ${seconds(sharedEnded - testsStarted)} for ${shared.length} files on it` +
+      `${own.length > 0 ? `, ${seconds(Date.now() - sharedEnded)} for ${own.length} under ${CLUSTER_SUITE}/` : ''})\n`,
+  );
+  return code;
 }
 
 main().then(
