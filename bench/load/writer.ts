@@ -44,7 +44,8 @@ export interface FailedWrite {
   error: string;
   /** Whether the last error was a transient one (retries ran out): the write may still have landed. */
   transient: boolean;
-  /** When the last attempt failed (ms since the epoch). */
+  /** When its first attempt was sent, and when the last attempt failed (ms since the epoch). */
+  firstSentAt: number;
   failedAt: number;
 }
 
@@ -193,7 +194,7 @@ async function writeOnce(
     } catch (error) {
       const transient = isTransientWriteError(error);
       if (!transient || attempt >= settings.maxAttempts) {
-        return { failed: { session, updateId, error: describeError(error), transient, failedAt: Date.now() } };
+        return { failed: { session, updateId, error: describeError(error), transient, firstSentAt, failedAt: Date.now() } };
       }
       process.stderr.write(`load-writer ${settings.writer}: ${updateId} attempt ${attempt} failed, retrying: ${describeError(error)}\n`);
       const pause = Math.min(2000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
