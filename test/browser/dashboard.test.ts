@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
+import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import type { TodoItem, TodoPolicy } from '../../src/todo';
+import { ANSWERS, MESSAGES, RELEASE_LIST, agentTestScript } from '../fixtures/agent-script';
 import { ROOT, connectClient, runTemporalCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -23,6 +25,7 @@ const token = `token-${randomUUID()}`;
 const run = promisify(execFile);
 
 let skipReason: string | undefined;
+let model: ModelServer | undefined;
 let worker: TestWorker | undefined;
 let client: SessionClient | undefined;
 let server: HttpServer | undefined;
@@ -55,7 +58,9 @@ async function ensureChromium(): Promise<string | undefined> {
 before(async () => {
   skipReason = await ensureChromium();
   if (skipReason !== undefined) return;
-  worker = await startWorker(policy, taskQueue);
+  // The agent loop's model is scripted (test/fixtures/agent-script.ts); read_file waits for a person.
+  model = await startModelServer({ script: withHostileConversation(agentTestScript()) });
+  worker = await startWorker(policy, taskQueue, { agent: { baseUrl: model.url, apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT } });
   client = await connectClient(taskQueue);
   server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy });
   tokenServer = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, token });
@@ -69,7 +74,38 @@ after(async () => {
   await tokenServer?.close();
   await client?.closeConnection();
   await worker?.stop();
+  await model?.close();
 });
+
+/** What a hostile model and user send: markup that would run script if it ever became HTML. */
+const HOSTILE = Object.freeze({
+  message: '<img src=x onerror="window.__pwned=1;alert(1)">',
+  todo: '<script>window.__pwned=2</script>',
+  answer: '<b onmouseover="window.__pwned=3">bold</b><iframe src="javascript:alert(3)"></iframe>',
+});
+
+/**
+ * The front ends' script plus one conversation whose every text is markup: the user's message,
+ * a todo_write item and the final answer.
+ */
+function withHostileConversation(script: ScriptJson): ScriptJson {
+  const exact = `^${HOSTILE.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+  return {
+    ...script,
+    conversations: [
+      ...script.conversations,
+      {
+        name: 'hostile',
+        match: { firstUserMessage: exact },
+        steps: [
+          { respond: { content: HOSTILE.answer, tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: HOSTILE.todo, status: 'in_progress' }] } }] } },
+          { note: 'Ends the turn with the item open: the loop reminds it.', expect: { lastMessage: { role: 'tool', contentMatches: '^Updated todo list' } }, respond: { content: HOSTILE.answer } },
+          { expect: { lastMessage: { role: 'user', contentMatches: 'still open' } }, respond: { content: HOSTILE.answer } },
+        ],
+      },
+    ],
+  };
+}
 
 /** Skips the test (with the reason) when Chromium could not be had; else the running parts. */
 function ready(t: TestContext): { client: SessionClient; server: HttpServer; tokenServer: HttpServer; browser: Browser } | undefined {
@@ -372,7 +408,187 @@ describe('the live dashboard', () => {
     assert.deepEqual(seen.errors, []);
   });
 
-  test('a session with a parent, two subagents and a mixed list is captured as a screenshot', { timeout: 90_000 }, async (t) => {
+  test("a message sent from the page's box runs the lint fix live: the list reaches all completed and the answer appears", { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    // No session yet: the page says so and offers the box, whose first message starts it.
+    const id = uniqueId('chat-page');
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await page.locator('#start-card #message-input').waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.match((await page.locator('#problem').textContent()) ?? '', /not found|no session/i);
+
+    await page.locator('#message-input').fill(MESSAGES.lintFix);
+    await page.locator('#message-send').click();
+    await eventually(async () => assert.match((await page.locator('#message-status').textContent()) ?? '', /Message 1 sent/));
+    assert.equal(await page.locator('#message-input').inputValue(), '', 'the box is cleared once the message is accepted');
+    await page.locator('#start-card').waitFor({ state: 'detached', timeout: WAIT_MS });
+    assert.equal(await page.locator('.conversation-card #message-form').count(), 1, 'the box moved into the conversation');
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    const done = [todo('Run lint', 'completed'), todo('Fix the errors', 'completed'), todo('Re-run lint', 'completed')];
+    await waitForList(page, done);
+    await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), ANSWERS.lintFix));
+    assert.equal(await page.locator('#conversation .msg-user .msg-text').textContent(), MESSAGES.lintFix);
+    const calls = page.locator('#conversation li.tool-call[data-tool="todo_write"]');
+    assert.equal(await calls.count(), 4);
+    // A todo_write's arguments are shown as the list it sends, with each status.
+    assert.deepEqual(
+      await calls.nth(1).locator('.tool-todos li').evaluateAll((items) => items.map((li) => [li.getAttribute('data-status'), li.querySelector('.tool-todo-content')?.textContent])),
+      [['completed', 'Run lint'], ['in_progress', 'Fix the errors'], ['pending', 'Re-run lint']],
+    );
+    assert.equal(await calls.last().locator('.tool-result pre').textContent(), 'Updated todo list: 0 pending, 0 in progress, 3 completed');
+    assert.equal(await page.locator('#conversation li.tool-call.rejected').count(), 0);
+    await eventually(async () => assert.equal(await page.locator('#turn-outcome').textContent(), 'Turn 1 (message 1) completed'));
+    await eventually(async () => assert.equal(await page.locator('#usage tr[data-field="model_calls"] .usage-session').textContent(), '5'));
+    assert.notEqual(await page.locator('#usage tr[data-field="todo_write_chars"] .usage-session').textContent(), '0');
+    assert.equal(await page.locator('#interrupt').isVisible(), false, 'no Interrupt once the turn is over');
+    assert.equal(seen.loads, 1, 'the page was never reloaded');
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a todo_write the session refused is marked rejected, and a waiting call is approved from the page', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('approve-page');
+    await parts.client.start(id, { task: 'Ship the invoice export' });
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    await page.locator('#message-input').fill(MESSAGES.release);
+    await page.locator('#message-input').press('Control+Enter');
+
+    const approvals = page.locator('#approvals');
+    await approvals.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const waiting = approvals.locator('li.approval');
+    assert.equal(await waiting.count(), 1);
+    assert.equal(await waiting.locator('.tool-name').textContent(), 'read_file');
+    assert.match((await waiting.locator('.tool-args').textContent()) ?? '', /"path": "README.md"/);
+    await waitForList(page, [...RELEASE_LIST]);
+    const rejected = page.locator('#conversation li.tool-call.rejected');
+    await eventually(async () => assert.equal(await rejected.count(), 1));
+    assert.equal(await rejected.locator('.badge-rejected').textContent(), 'Rejected');
+    assert.match((await rejected.locator('.tool-result pre').textContent()) ?? '', /^todo_write rejected: .*\[duplicate-content\]/s);
+    assert.equal(await page.locator('#conversation li.tool-call:not(.rejected) .badge-rejected').count(), 0, 'accepted writes are not marked');
+    await eventually(async () => assert.match((await page.locator('#conversation li.tool-call[data-tool="read_file"] .tool-waiting').textContent()) ?? '', /Waiting for a person/));
+    assert.equal(await page.locator('#interrupt').isVisible(), true, 'Interrupt shows while the turn runs');
+    assert.match((await page.locator('#agent-activity').textContent()) ?? '', /waiting for approval/);
+
+    await waiting.locator('button.approve').click();
+    await approvals.waitFor({ state: 'hidden', timeout: WAIT_MS });
+    await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), ANSWERS.release));
+    assert.match((await page.locator('#conversation li.tool-call[data-tool="read_file"] .tool-result pre').textContent()) ?? '', /^# agent-sessions/);
+    await waitForList(page, RELEASE_LIST.map((item) => todo(item.content, 'completed')));
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a running turn is interrupted from the page: the model call ends, the turn says interrupted, and Interrupt goes away', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('interrupt-page');
+    await parts.client.start(id);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    assert.equal(await page.locator('#conversation-empty').isVisible(), true, 'a fresh session says it has no messages');
+    assert.equal(await page.locator('#interrupt').isVisible(), false, 'no Interrupt while nothing runs');
+
+    // The "forever" story's model call answers only after ten minutes: only an interrupt ends it.
+    await page.locator('#message-input').fill(MESSAGES.forever);
+    await page.locator('#message-send').click();
+    await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', /^calling the model \(turn \d+, step 1\)$/));
+    // A list written in this turn (by another writer, as the model has not answered): the interrupt keeps it.
+    const list = [todo('Think it through', 'in_progress'), todo('Write it down')];
+    await parts.client.todoWrite(id, { todos: list });
+    await waitForList(page, list);
+    await page.locator('#interrupt').click();
+    await eventually(async () => assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn \d+ \(message 1\) ended: interrupted/));
+    assert.equal(await page.locator('#message-status').textContent(), 'Interrupted: the turn ended and its list stays.');
+    await eventually(async () => assert.equal(await page.locator('#agent-activity').textContent(), 'idle'));
+    assert.equal(await page.locator('#interrupt').isVisible(), false);
+    assert.equal((await parts.client.session(id)).turnOpen, false, 'the session itself says the turn ended');
+    await waitForList(page, list);
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a message sent while a turn runs is shown as queued, then gets its own turn and answer', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('queue-page');
+    await parts.client.start(id);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    // The slow story's first answer takes 8 s: long enough to queue a second message behind it.
+    await page.locator('#message-input').fill(MESSAGES.slow);
+    await page.locator('#message-send').click();
+    await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', /^calling the model/));
+    await page.locator('#message-input').fill(MESSAGES.queued);
+    await page.locator('#message-send').click();
+    await eventually(async () => assert.equal(await page.locator('#message-status').textContent(), 'Message 2 queued behind 1 other: its turn starts when the running one ends.'));
+    await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', / · 1 message queued$/));
+
+    await eventually(async () => assert.deepEqual(await page.locator('#conversation .msg-answer .msg-text').allTextContents(), [ANSWERS.slow, ANSWERS.queued]), 30_000);
+    assert.deepEqual(await page.locator('#conversation .msg-user .msg-text').allTextContents(), [MESSAGES.slow, MESSAGES.queued]);
+    await eventually(async () => assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn \d+ \(message 2\) completed$/));
+    await eventually(async () => assert.equal(await page.locator('#agent-activity').textContent(), 'idle'));
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('behind a token, a waiting call is denied from the page with a reason, which the model gets as the result', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('deny-page');
+    await parts.client.start(id);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.tokenServer.url, id));
+    await page.locator('#token-form').waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.locator('#token-input').fill(token);
+    await page.locator('#token-form button[type="submit"]').click();
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+
+    // The page's POSTs carry the bearer token, and pass the Origin check as the service's own page.
+    await page.locator('#message-input').fill(MESSAGES.deny);
+    await page.locator('#message-send').click();
+    const waiting = page.locator('#approvals li.approval');
+    await waiting.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const reason = 'Not the README <b>today</b>';
+    await waiting.locator('input.approval-reason').fill(reason);
+    await waiting.locator('button.deny').click();
+    await page.locator('#approvals').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    await eventually(async () =>
+      assert.equal(await page.locator('#conversation li.tool-call[data-tool="read_file"] .tool-result pre').textContent(), `the call was denied by a person: ${reason}`),
+    );
+    await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), ANSWERS.deny));
+    assert.equal(await page.locator('#conversation b').count(), 0, 'the reason stayed text');
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test("markup in the user's message, the model's answer and its todo_write is shown as text and runs nothing", { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('xss-agent');
+    await parts.client.start(id);
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    await page.locator('#message-input').fill(HOSTILE.message);
+    await page.locator('#message-send').click();
+
+    await eventually(async () => assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn \d+ \(message 1\) completed$/));
+    // The first answer carries text beside its call, the second ends the turn, the third answers the reminder.
+    assert.deepEqual(await page.locator('#conversation .msg-assistant > .msg-text').allTextContents(), [HOSTILE.answer, HOSTILE.answer, HOSTILE.answer]);
+    assert.deepEqual(await page.locator('#conversation .msg-user .msg-text').allTextContents(), [HOSTILE.message]);
+    assert.deepEqual(await page.locator('#conversation .tool-todo-content').allTextContents(), [HOSTILE.todo]);
+    // The loop's reminder quotes the open item: it is marked as the loop's, not the person's, and is text too.
+    assert.match((await page.locator('#conversation .msg-nudge .msg-text').textContent()) ?? '', /^1 todo is still open: "<script>window.__pwned=2<\/script>" \(in_progress\)/);
+    await waitForList(page, [todo(HOSTILE.todo, 'in_progress')]);
+    assert.equal(await page.locator('#main img, #main script, #main iframe, #main b').count(), 0, 'no element was made from the text');
+    await page.locator('#conversation .msg-answer .msg-text').last().hover();
+    assert.equal(await page.evaluate('window.__pwned'), undefined);
+    assert.deepEqual(seen.dialogs, []);
+    assert.equal(seen.loads, 1);
+    assert.deepEqual(seen.errors, []);
+  });
+
+  test('a session with a parent, two subagents, a mixed list and its conversation is captured as a screenshot', { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
     const { client: sessions } = parts;
@@ -382,8 +598,7 @@ describe('the live dashboard', () => {
     await sessions.todoWrite(root, {
       todos: [todo('Freeze the release branch', 'completed'), todo('Backend changes (subagent)', 'in_progress'), todo('Publish release notes')],
     });
-    const { sessionId: backend } = await sessions.spawnSubagent(root, { name: 'backend', task: 'Ship the invoice-export API behind a feature flag' });
-    await sessions.turnStart(backend);
+    const { sessionId: backend } = await sessions.spawnSubagent(root, { name: 'backend', task: MESSAGES.release });
     const { sessionId: migrations } = await sessions.spawnSubagent(backend, { name: 'migrations', task: 'Add the invoice_exports table' });
     const { sessionId: tests } = await sessions.spawnSubagent(backend, { name: 'tests', task: 'Cover the export endpoint end to end' });
     await sessions.todoWrite(migrations, { todos: [todo('Write the migration', 'completed'), todo('Run it on staging', 'completed')] });
@@ -391,15 +606,12 @@ describe('the live dashboard', () => {
     await sessions.todoWrite(tests, {
       todos: [todo('Fixture invoices', 'completed'), todo('Happy path', 'completed'), todo('Pagination', 'in_progress'), todo('Permission errors')],
     });
-    await sessions.todoWrite(backend, { todos: [todo('Sketch the endpoint', 'in_progress'), todo('Implement the export')] });
-    const mixed = [
-      todo('Sketch the endpoint and its JSON shape', 'completed'),
-      todo('Add the invoice_exports migration', 'completed'),
-      todo('Implement GET /invoices/export with streaming CSV', 'in_progress'),
-      todo('Put it behind the invoice-export feature flag'),
-      todo('Update the API reference'),
-    ];
-    await sessions.todoWrite(backend, { todos: mixed });
+    // The backend's agent plans its work (its first list is refused), makes progress, and waits
+    // for a person to approve a read: the picture shows the conversation and the waiting call.
+    await sessions.sendMessage(backend, MESSAGES.release);
+    const mixed = [...RELEASE_LIST];
+    // Signalled once the turn rests at the approval: a signal sent while its updates land can find the workflow busy.
+    await eventually(async () => assert.equal((await sessions.session(backend)).agent.pendingApprovals.length, 1));
     // A sender's mistake, so the picture shows the ignored-signals card too.
     await signal(backend, 'todo_write', { todos: [todo('Update the API reference', 'completed')] });
     await ignoredSignalsOf(parts.server.url, backend, 1);
@@ -411,12 +623,16 @@ describe('the live dashboard', () => {
     await eventually(async () => assert.match((await page.locator(`#children li[data-id="${migrations}"]`).textContent()) ?? '', /Closed/));
     await eventually(async () => assert.equal(await page.locator('#history-slider').isDisabled(), false));
     await page.locator('#ignored-signals').waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.locator('#approvals li.approval').waitFor({ timeout: WAIT_MS });
+    await eventually(async () => assert.equal(await page.locator('#conversation li.tool-call.rejected').count(), 1));
+    await eventually(async () => assert.equal(await page.locator('#conversation li.tool-call').count(), 4));
     assert.equal(await page.locator('#parent a').textContent(), root);
     assert.match((await page.locator('#turn').textContent()) ?? '', /^1 · open$/);
 
     mkdirSync(OUTPUT_DIR, { recursive: true });
     const file = join(OUTPUT_DIR, 'dashboard.png');
-    await page.screenshot({ path: file, animations: 'disabled' });
+    // The whole page, so the picture shows the conversation below the list.
+    await page.screenshot({ path: file, animations: 'disabled', fullPage: true });
     // The README's picture is refreshed only on request, so a test run leaves the checkout clean.
     if (process.env.UPDATE_SCREENSHOT === '1') {
       mkdirSync(join(ROOT, 'docs'), { recursive: true });

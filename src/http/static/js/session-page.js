@@ -1,15 +1,20 @@
 /* The page `#/sessions/<id>`: one session, live over its event stream, with its todo list, the
- * list's history, its subagents and the signals it ignored. */
-/* global document, AbortController, setTimeout, clearTimeout */
+ * list's history, its agent's conversation (with a message box, Interrupt, and the calls waiting
+ * for approval), its usage, its subagents and the signals it ignored. */
+/* global document, AbortController, AbortSignal, setTimeout, clearTimeout */
 import { api, sessionPath } from './api.js';
+import { createApprovals } from './approvals.js';
+import { createConversation } from './conversation.js';
 import { errorBox, h } from './dom.js';
 import { followEvents } from './event-stream.js';
 import { createIgnoredSignals } from './ignored-signals.js';
+import { createMessageBox } from './message-box.js';
 import { createSessionHead } from './session-head.js';
 import { createSubagentTree } from './subagent-tree.js';
 import { createTimeline } from './timeline.js';
 import { createTodoList } from './todo-list.js';
 import { setBreadcrumb, setConnection } from './top-bar.js';
+import { createUsageCard } from './usage-card.js';
 
 const TREE_REFRESH_MS = 4000;
 
@@ -45,7 +50,21 @@ export function sessionPage(main, id) {
     todoList.empty,
     timeline.controls,
   );
-  const columns = h('div', { class: 'columns', id: 'columns', hidden: true }, todosCard, h('div', { class: 'side' }, subagents.element, ignored.element));
+  const conversation = createConversation();
+  const messageBox = createMessageBox(id, () => (live ? void refreshAgent() : void startedByMessage()));
+  const approvals = createApprovals(id, () => void refreshAgent());
+  const usage = createUsageCard();
+  const conversationCard = h('section', { class: 'card conversation-card', 'aria-labelledby': 'conversation-title' },
+    h('div', { class: 'card-head' }, h('h2', { id: 'conversation-title' }, 'Conversation')),
+    conversation.element,
+    conversation.empty,
+    conversation.outcome,
+    messageBox.element,
+  );
+  const columns = h('div', { class: 'columns', id: 'columns', hidden: true },
+    h('div', { class: 'main-col' }, todosCard, conversationCard),
+    h('div', { class: 'side' }, approvals.element, usage.element, subagents.element, ignored.element),
+  );
   main.replaceChildren(head.element, problem, columns);
 
   let lastTree = null;
@@ -58,6 +77,8 @@ export function sessionPage(main, id) {
         if (stopped) return;
         lastTree = tree;
         subagents.draw(tree, live);
+        // A subagent's model calls move the tree's usage, not this session's revision: read it with the tree.
+        if (Array.isArray(tree.children) && tree.children.length > 0) usage.render(await api(sessionPath(id, '/usage')));
       } catch (error) {
         if (stopped || error.status === 401) return;
         subagents.draw(lastTree, live); // keep what the session snapshot says
@@ -67,14 +88,57 @@ export function sessionPage(main, id) {
     if (!stopped) treeTimer = setTimeout(refreshTree, TREE_REFRESH_MS);
   }
 
+  // The transcript and the usage, fetched again whenever the agent's revision moves: one fetch at
+  // a time, and one more after it when the revision moved meanwhile.
+  let agentRevision = null;
+  let agentFetching = false;
+  let agentAgain = false;
+  let lastTranscript = null;
+  async function refreshAgent() {
+    if (agentFetching) {
+      agentAgain = true;
+      return;
+    }
+    agentFetching = true;
+    try {
+      const [transcript, cost] = await Promise.all([api(sessionPath(id, '/transcript')), api(sessionPath(id, '/usage'))]);
+      if (stopped) return;
+      lastTranscript = transcript;
+      conversation.render(transcript, pendingIds());
+      usage.render(cost);
+    } catch (error) {
+      if (stopped || error.status === 401) return;
+      conversation.outcome.hidden = false;
+      conversation.outcome.textContent = `Could not load the conversation: ${error.message}`;
+    } finally {
+      agentFetching = false;
+      if (agentAgain && !stopped) {
+        agentAgain = false;
+        void refreshAgent();
+      }
+    }
+  }
+  const pendingIds = () => new Set(live && live.agent && Array.isArray(live.agent.pendingApprovals) ? live.agent.pendingApprovals.map((p) => p.callId) : []);
+
   function accept(snapshot) {
     if (!snapshot || typeof snapshot !== 'object') return;
     if (live && typeof snapshot.version === 'number' && snapshot.version < live.version) return; // stale
     const changed = !live || snapshot.version !== live.version;
     live = snapshot;
     problem.replaceChildren();
+    // Back from the "start this session" card, when a first message created the session.
+    if (messageBox.element.parentNode !== conversationCard) conversationCard.append(messageBox.element);
     head.render(snapshot);
     ignored.render(snapshot.ignoredSignals);
+    messageBox.render(snapshot);
+    approvals.render(snapshot);
+    const revision = snapshot.agent ? snapshot.agent.revision : 0;
+    if (revision !== agentRevision) {
+      agentRevision = revision;
+      void refreshAgent();
+    } else if (lastTranscript) {
+      conversation.render(lastTranscript, pendingIds());
+    }
     columns.hidden = false;
     if (timeline.isLive()) {
       todoList.render(snapshot.todos, true);
@@ -88,32 +152,69 @@ export function sessionPage(main, id) {
   }
 
   /* data */
+  // A session that does not exist (yet): say so, and, for a top-level id, offer the message box,
+  // since a first message starts the session (a subagent is started only by its parent).
+  function showMissing(message) {
+    if (document.getElementById('start-card')) return; // already shown: keep what is being typed
+    problem.replaceChildren(errorBox(capitalize(message)));
+    if (id.includes('/')) return;
+    problem.append(h('section', { class: 'card start-card', id: 'start-card', 'aria-label': 'Start this session' },
+      h('p', {}, 'Send a first message to start this session: its agent plans with todo_write and works through the list, live here.'),
+      messageBox.element,
+    ));
+  }
+
   api(sessionPath(id))
     .then((snapshot) => !stopped && accept(snapshot))
     .catch((error) => {
       if (stopped || error.status === 401) return;
-      problem.replaceChildren(errorBox(error.status === 404 ? capitalize(error.message) : `Could not load the session: ${error.message}`));
+      if (error.status === 404) showMissing(error.message);
+      else problem.replaceChildren(errorBox(`Could not load the session: ${error.message}`));
     });
+
+  // The session a first message just created: read it, and follow its stream again at once (the
+  // reader that found no session is waiting out its back-off).
+  async function startedByMessage() {
+    try {
+      const snapshot = await api(sessionPath(id));
+      if (stopped) return;
+      accept(snapshot);
+      follow();
+    } catch (error) {
+      if (stopped || error.status === 401) return;
+      problem.replaceChildren(errorBox(`Could not load the session: ${error.message}`));
+    }
+  }
+
+  let stream = null; // the AbortController of the current reader of the event stream
+  function follow() {
+    if (stream) stream.abort();
+    stream = new AbortController();
+    void followEvents(sessionPath(id, '/events'), AbortSignal.any([signal, stream.signal]), {
+      onOpen: () => setConnection('live', 'Live'),
+      onEvent: (message) => {
+        let data;
+        try {
+          data = JSON.parse(message.data);
+        } catch {
+          return; // a malformed event: wait for the next one
+        }
+        if (message.event === 'session') accept(data);
+        else if (message.event === 'problem' && data && typeof data.error === 'string') {
+          problem.replaceChildren(errorBox(`The server could not read the session: ${data.error}`));
+        }
+      },
+      onError: (error) => {
+        if (!error || error.status !== 404) return;
+        if (live) problem.replaceChildren(errorBox(capitalize(error.message)));
+        else showMissing(error.message);
+      },
+      onRetry: (ms) => setConnection('reconnecting', `Reconnecting in ${Math.ceil(ms / 1000)} s…`),
+    });
+  }
+
   void refreshTree();
-  void followEvents(sessionPath(id, '/events'), signal, {
-    onOpen: () => setConnection('live', 'Live'),
-    onEvent: (message) => {
-      let data;
-      try {
-        data = JSON.parse(message.data);
-      } catch {
-        return; // a malformed event: wait for the next one
-      }
-      if (message.event === 'session') accept(data);
-      else if (message.event === 'problem' && data && typeof data.error === 'string') {
-        problem.replaceChildren(errorBox(`The server could not read the session: ${data.error}`));
-      }
-    },
-    onError: (error) => {
-      if (error && error.status === 404) problem.replaceChildren(errorBox(capitalize(error.message)));
-    },
-    onRetry: (ms) => setConnection('reconnecting', `Reconnecting in ${Math.ceil(ms / 1000)} s…`),
-  });
+  follow();
 
   return {
     stop() {
