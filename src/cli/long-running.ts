@@ -7,6 +7,7 @@ import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 import { clientOptions, temporalOptions } from './command-settings';
 import { requirePolicy } from './policy-option';
+import { upModel, type UpModel } from './up-demo';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -97,7 +98,9 @@ export async function runWorker(settings: Settings): Promise<void> {
 /**
  * `agent-sessions up` (`npm start`): a local server (reused when one already answers; none with
  * `TEMPORAL_ADDRESS` set) and a worker, until SIGINT/SIGTERM. The address it chose is given to
- * the worker, the HTTP service and the printed hints; the environment is left as it was.
+ * the worker, the HTTP service and the printed hints; the environment is left as it was. With
+ * neither `OPENAI_BASE_URL` nor `OPENAI_API_KEY` set, the worker's agent calls a scripted demo
+ * model started here on loopback (see {@link upModel}), and the output says so.
  */
 export async function runUp(settings: Settings, options: LocalServerOptions): Promise<void> {
   const policy = requirePolicy(settings.policy);
@@ -115,9 +118,11 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
     temporal = { ...temporal, address };
   }
   let http: HttpServer | undefined;
+  let model: UpModel | undefined;
   try {
     installRuntimeLogging();
-    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent });
+    model = await upModel(settings.agent, policy);
+    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: model.agent });
     http = await startHttp(settings, temporal);
     const env = temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `;
     process.stdout.write(
@@ -126,12 +131,16 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
         `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
+        ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         'Try, in another terminal:',
-        `  ${env}npx agent-sessions start demo`,
-        `  ${env}npx agent-sessions write demo --json '{"todos":[{"content":"Run lint","status":"in_progress"},{"content":"Fix errors","status":"pending"}]}'`,
-        `  ${env}npx agent-sessions todos demo`,
-        `  curl -s ${http.url}/sessions/demo/todos`,
+        `  ${env}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,
+        `  ${env}npx agent-sessions usage demo`,
+        'or drive a list yourself:',
+        `  ${env}npx agent-sessions start demo-list`,
+        `  ${env}npx agent-sessions write demo-list --json '{"todos":[{"content":"Run lint","status":"in_progress"},{"content":"Fix errors","status":"pending"}]}'`,
+        `  ${env}npx agent-sessions todos demo-list`,
+        `  curl -s ${http.url}/sessions/demo-list/todos`,
         'Ctrl-C stops everything.',
         '',
       ].join('\n'),
@@ -141,6 +150,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
     await running;
   } finally {
     await http?.close();
+    await model?.close();
     await server?.stop();
   }
 }
