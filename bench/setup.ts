@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { SessionClient, withBusyRetry } from '../src/client';
 import { connectionOptions, loadSettings, type TemporalConfig } from '../src/config';
-import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
+import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, TEMPORAL_SERVER_VERSION } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
 import { bundleSessionWorkflows, createWorker, type SessionWorker } from '../src/worker';
@@ -29,6 +30,8 @@ export interface RunningWorker {
 /** The shared environment of one benchmark run. */
 export interface Bench {
   readonly quick: boolean;
+  /** The server the run measures: the dev server (SQLite) or the production topology (PostgreSQL and the Temporal server). */
+  readonly server: BenchServer;
   readonly address: string;
   readonly namespace: string;
   readonly sessionQueue: string;
@@ -48,29 +51,50 @@ export interface Bench {
   progress(message: string): void;
   /** Starts one more session worker and one more bare worker on the same task queues. */
   addWorkers(): Promise<RunningWorker[]>;
+  /**
+   * A task queue of its own (named from `prefix`) with one session worker on it and a client
+   * for it, for a measurement whose sessions must not mix with the others' (a listing counts
+   * every session of its queue). Closed with the bench, or earlier with `stop`.
+   */
+  openQueue(prefix: string): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
+/** Which server a run measures; `TEMPORAL_ADDRESS` overrides both with a server already running. */
+export type BenchServer = 'dev' | 'cluster';
+
 /**
  * Starts (or reuses, with `TEMPORAL_ADDRESS`) the server, bundles both workflows, starts one
- * worker of each kind and connects the client.
+ * worker of each kind and connects the client. `server: 'cluster'` starts the production
+ * topology instead of the dev server: a throwaway PostgreSQL and Temporal server, as
+ * `agent-sessions cluster` starts them, on free ports (no workers of its own: the bench's run here).
  */
-export async function openBench(quick: boolean, progress: (message: string) => void): Promise<Bench> {
-  let server: DevServerHandle | undefined;
+export async function openBench(quick: boolean, progress: (message: string) => void, server: BenchServer = 'dev'): Promise<Bench> {
+  let running: { stop(): Promise<void> } | undefined;
   let cliPath: string | undefined;
+  let serverVersion: string | undefined;
   const settings = loadSettings(process.env);
   const { addressGiven, ...base } = settings.temporal;
   let address = base.address;
-  if (!addressGiven) {
+  if (addressGiven) {
+    progress(`TEMPORAL_ADDRESS is set: measuring the server at ${address}${server === 'cluster' ? ' (--server cluster is ignored)' : ''}`);
+  } else if (server === 'cluster') {
+    progress(`starting the production topology (PostgreSQL and the Temporal server ${TEMPORAL_SERVER_VERSION}) on free ports for this run…`);
+    const cluster = await startThrowawayCluster({ policy: POLICY, workers: 0, httpPort: false, output: devNull() });
+    running = cluster;
+    address = cluster.address;
+    serverVersion = `${TEMPORAL_SERVER_VERSION} (temporal-server; PostgreSQL from ${cluster.postgres.binaries.dir})`;
+  } else {
     cliPath = await findTemporalCli();
     progress('TEMPORAL_ADDRESS is not set: starting a dev server (headless, fresh SQLite file) for this run…');
-    server = await startDevServer({
+    const dev = await startDevServer({
       port: await findFreePort(),
       uiPort: false,
       stdio: 'ignore',
       dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-bench-')), 'temporal.sqlite'),
     });
-    address = server.address;
+    running = dev;
+    address = dev.address;
   }
   const run = randomUUID().slice(0, 8);
   const sessionQueue = `bench-sessions-${run}`;
@@ -82,8 +106,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const sessionBundle = await bundleSessionWorkflows(POLICY, { cacheDir: settings.paths.cacheDir });
   const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
 
-  const startSessionWorker = async (): Promise<RunningWorker> => {
-    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue: sessionQueue }, cacheDir: settings.paths.cacheDir });
+  const startSessionWorker = async (taskQueue = sessionQueue): Promise<RunningWorker> => {
+    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
     const running = worker.run();
     return {
       async stop() {
@@ -107,6 +131,7 @@ export async function openBench(quick: boolean, progress: (message: string) => v
 
   workers.push(await startSessionWorker(), await startBareWorker());
   const sessions = await SessionClient.connect({ ...config, taskQueue: sessionQueue, continueAsNewAfter: 500 });
+  const queues: Array<{ stop(): Promise<void> }> = [];
   const info = await sessions.temporal.connection.workflowService.getSystemInfo({}).catch(() => undefined);
 
   return {
@@ -120,7 +145,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
     sessionBundle,
     bareBundle,
     cliPath,
-    serverVersion: info?.serverVersion ?? undefined,
+    server: addressGiven ? 'dev' : server,
+    serverVersion: serverVersion ?? info?.serverVersion ?? undefined,
     id: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
     progress,
     async addWorkers() {
@@ -134,12 +160,31 @@ export async function openBench(quick: boolean, progress: (message: string) => v
         },
       }));
     },
+    async openQueue(prefix) {
+      const taskQueue = `bench-${prefix}-${run}`;
+      const worker = await startSessionWorker(taskQueue);
+      const client = await SessionClient.connect({ ...config, taskQueue, continueAsNewAfter: 500 });
+      let stopped: Promise<void> | undefined;
+      const queue = {
+        taskQueue,
+        sessions: client,
+        stop: () => (stopped ??= Promise.allSettled([client.closeConnection(), worker.stop()]).then(() => undefined)),
+      };
+      queues.push(queue);
+      return queue;
+    },
     async close() {
+      await Promise.allSettled(queues.map((queue) => queue.stop()));
       await sessions.closeConnection().catch(() => undefined);
       await Promise.allSettled(workers.map((worker) => worker.stop()));
-      await server?.stop();
+      await running?.stop();
     },
   };
+}
+
+/** Where the cluster's prefixed process output goes during a run: nowhere (the table is the output). */
+function devNull(): NodeJS.WritableStream {
+  return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
 
 const quietLogger = {
