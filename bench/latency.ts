@@ -12,6 +12,8 @@ import { summarize, type Summary } from './stats';
 
 const SIZES = [3, 30, 300] as const;
 const TARGET = 1.15;
+/** A new session's first write against a bare workflow's update-with-start (issue 11: the bundle carries no schema library). */
+const FIRST_WRITE_TARGET = 1.05;
 
 /** Closes a session and a bare workflow (not timed), so finished blocks do not pile up in the worker's cache. */
 async function closeBoth(bench: Bench, sessionId: string, bareIds: string[]): Promise<void> {
@@ -130,12 +132,12 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
   const first = { ours: summarize(created.ours), bare: summarize(created.bare) };
   const firstRatio = first.ours.p50 / first.bare.p50;
   figures['firstWrite'] = { items: 3, measured: creations, ms: first };
-  rows.push({ measurement: '3 items, first write (creates it)', ours: pcts(first.ours), baseline: pcts(first.bare), ratio: firstRatio, target: `≤ ${TARGET}× p50`, met: firstRatio <= TARGET });
-  if (firstRatio > TARGET) {
+  rows.push({ measurement: '3 items, first write (creates it)', ours: pcts(first.ours), baseline: pcts(first.bare), ratio: firstRatio, target: `≤ ${FIRST_WRITE_TARGET}× p50`, met: firstRatio <= FIRST_WRITE_TARGET });
+  if (firstRatio > FIRST_WRITE_TARGET) {
     notes.push(
       `first write: p50 ${firstRatio.toFixed(2)}× the bare workflow's (+${(first.ours.p50 - first.bare.p50).toFixed(2)} ms). A new workflow instance evaluates ` +
         "its bundle's modules afresh (the SDK isolates module state per workflow): " +
-        `${describeBundles(bench)}; zod's classes are built at import although only the validator uses them.`,
+        `${describeBundles(bench)}; the session also checks its input and indexes itself (search attributes) in its first workflow task.`,
     );
   }
   return { name: 'latency', title: 'todo_write latency — ms p50 / p95 / p99; ratio of p50s; baseline: no-op update carrying the same list', rows, figures, notes };

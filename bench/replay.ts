@@ -13,6 +13,8 @@ import { bundleComposition, calls, describeBundles, POLICY, todoList, type Bench
 import { median } from './stats';
 
 const TARGET = 0.8;
+/** Short histories are where module evaluation dominates: the bundle carries no schema library, so ≥ 0.95× (issue 11). */
+const SHORT_TARGET = 0.95;
 const LIST_SIZE = 30;
 const TURN_EVERY = 20;
 
@@ -151,8 +153,8 @@ export async function measureReplay(bench: Bench): Promise<MeasurementResult> {
     ours: `${int(oursShortRate)} ev/s`,
     baseline: `${int(bareShortRate)} ev/s`,
     ratio: oursShortRate / bareShortRate,
-    target: `≥ ${TARGET}×`,
-    met: oursShortRate / bareShortRate >= TARGET,
+    target: `≥ ${SHORT_TARGET}×`,
+    met: oursShortRate / bareShortRate >= SHORT_TARGET,
   });
   rows.push({
     measurement: 'replaySessionHistory (fold + replayer), each',
@@ -172,12 +174,12 @@ export async function measureReplay(bench: Bench): Promise<MeasurementResult> {
         (count > 1 ? `without it the ratio is ${(oursMarginal / bareMarginal).toFixed(2)}×.` : ''),
     );
   }
-  if (oursShortRate / bareShortRate < TARGET) {
+  if (oursShortRate / bareShortRate < SHORT_TARGET) {
     const perHistory = (m.oursShort - m.bareShort) / shortCount;
     notes.push(
       `short histories: ${(oursShortRate / bareShortRate).toFixed(2)}× — ${perHistory.toFixed(1)} ms more per history (${eventsOf(oursShort) / shortCount} events each). ` +
         "Each replayed history is a new workflow instance, and a new instance evaluates the bundle's modules afresh (the SDK isolates module state per " +
-        `workflow): ${describeBundles(bench)}, evaluated at import although replay never runs a validator.`,
+        `workflow): ${describeBundles(bench)}.`,
     );
   }
   if (libraryRate / bareRate < TARGET) {
@@ -193,7 +195,7 @@ export async function measureReplay(bench: Bench): Promise<MeasurementResult> {
     rows,
     notes,
     figures: {
-      parameters: { histories: count, writesPerHistory: writes, listSize: LIST_SIZE, turnEvery: TURN_EVERY, repetitions: reps, target: TARGET },
+      parameters: { histories: count, writesPerHistory: writes, listSize: LIST_SIZE, turnEvery: TURN_EVERY, repetitions: reps, target: TARGET, shortTarget: SHORT_TARGET },
       events: { ours: oursEvents, bare: bareEvents, oursFirst: oursOne, bareFirst: bareOne, oursShort: eventsOf(oursShort), bareShort: eventsOf(bareShort), shortHistories: shortCount },
       medianMs: m,
       samplesMs: times,
