@@ -4,9 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RequestRejectedError, SessionClient } from '../src/client';
+import { after, before } from 'node:test';
+import { RequestRejectedError, SessionClient, type SessionClientOptions } from '../src/client';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import { acceptedUpdates, type ExportedHistory } from '../src/history';
+import type { HttpAppOptions } from '../src/http/app';
+import { startHttpServer, type HttpServer } from '../src/http/server';
+import { startModelServer, type ModelServer, type ModelServerOptions } from '../src/model-server';
 import { todoWriteUpdate } from '../workflows/messages';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, replaySessionHistory, type CreateWorkerOptions, type ReplayReport, type SessionWorker } from '../src/worker';
@@ -54,15 +58,18 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
+/** Settings of a test worker beyond its policy and task queue. */
+export interface TestWorkerOptions {
+  maxCachedWorkflows?: number;
+  agent?: CreateWorkerOptions['agent'];
+}
+
 /**
  * Starts a session worker on `taskQueue` under `policy` against the test server; `agent` holds
- * the agent loop's settings (a scripted model's URL, limits, approvals, workspace).
+ * the agent loop's settings (a scripted model's URL, limits, approvals, workspace). Stopping it
+ * twice stops it once.
  */
-export async function startWorker(
-  policy: TodoPolicy,
-  taskQueue: string,
-  options: { maxCachedWorkflows?: number; agent?: CreateWorkerOptions['agent'] } = {},
-): Promise<TestWorker> {
+export async function startWorker(policy: TodoPolicy, taskQueue: string, options: TestWorkerOptions = {}): Promise<TestWorker> {
   const sessionWorker = await createWorker({
     ...policy,
     temporal: { address: await temporalAddress(), taskQueue },
@@ -70,12 +77,16 @@ export async function startWorker(
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
   });
   const running = sessionWorker.run();
+  let stopped: Promise<void> | undefined;
   return {
     sessionWorker,
     running,
-    async stop() {
-      sessionWorker.shutdown();
-      await running;
+    stop() {
+      stopped ??= (async () => {
+        sessionWorker.shutdown();
+        await running;
+      })();
+      return stopped;
     },
   };
 }
@@ -85,9 +96,107 @@ export async function replaySession(client: SessionClient, sessionId: string, po
   return replaySessionHistory(await client.exportHistory(sessionId), policy, sessionId);
 }
 
-/** A client on the test server and `taskQueue`. */
-export async function connectClient(taskQueue: string): Promise<SessionClient> {
-  return SessionClient.connect({ address: await temporalAddress(), taskQueue });
+/** A client on the test server and `taskQueue`, with `options` (`continueAsNewAfter`, `diagnoseAfterMs`). */
+export async function connectClient(taskQueue: string, options: Omit<SessionClientOptions, 'address' | 'taskQueue'> = {}): Promise<SessionClient> {
+  return SessionClient.connect({ address: await temporalAddress(), taskQueue, ...options });
+}
+
+/** What a test bed starts beside its worker and client, and how. */
+export interface TestBedOptions {
+  /** The worker's settings; with `model`, its agent loop's `baseUrl` is the model's. */
+  worker?: TestWorkerOptions;
+  /** The client's settings. */
+  client?: Omit<SessionClientOptions, 'address' | 'taskQueue'>;
+  /** A scripted model to start first, for the worker's agent loop: the bed's `model`. */
+  model?: ModelServerOptions;
+  /** The HTTP service to start last, on the client and a free port unless `port` says: the bed's `http`. */
+  http?: Omit<HttpAppOptions, 'client'> & { port?: number; host?: string };
+}
+
+/**
+ * A worker and a client on a fresh task queue, with the scripted `model` and the `http` service
+ * when the options `O` ask for them. A test that restarts the worker puts the new one in `worker`,
+ * so the teardown stops that one.
+ */
+export type TestBed<O extends TestBedOptions = TestBedOptions> = {
+  readonly taskQueue: string;
+  /**
+   * Settles once the bed has started (or failed to). node:test runs a file's top-level `before`
+   * hooks all at once, not one after the other, so a top-level hook of the file's own that needs
+   * the bed awaits this first.
+   */
+  readonly ready: Promise<void>;
+  worker: TestWorker;
+  client: SessionClient;
+} & (O extends { model: object } ? { model: ModelServer } : unknown) &
+  (O extends { http: object } ? { http: HttpServer } : unknown);
+
+/** A test bed while it is being started or stopped: what has started so far. */
+interface PartialTestBed {
+  taskQueue: string;
+  ready: Promise<void>;
+  model?: ModelServer;
+  worker?: TestWorker;
+  client?: SessionClient;
+  http?: HttpServer;
+}
+
+async function openTestBed(bed: PartialTestBed, policy: TodoPolicy, options: TestBedOptions): Promise<void> {
+  if (options.model !== undefined) bed.model = await startModelServer(options.model);
+  const agent = bed.model !== undefined ? { ...options.worker?.agent, baseUrl: bed.model.url } : options.worker?.agent;
+  bed.worker = await startWorker(policy, bed.taskQueue, { ...options.worker, ...(agent !== undefined ? { agent } : {}) });
+  bed.client = await connectClient(bed.taskQueue, options.client);
+  if (options.http !== undefined) bed.http = await startHttpServer({ port: 0, ...options.http, client: bed.client });
+}
+
+/** Stops what has started, the last first. */
+async function closeTestBed(bed: PartialTestBed): Promise<void> {
+  await bed.http?.close();
+  await bed.client?.closeConnection();
+  await bed.worker?.stop();
+  await bed.model?.close();
+}
+
+/**
+ * The usual setup of a test file (or of the `describe` it is called in): registers a `before`
+ * hook that starts a test bed on a fresh task queue named after `prefix` (the scripted model,
+ * the worker under `policy`, the client, the HTTP service) and an `after` hook that stops it.
+ * Returns the bed at once, with only `taskQueue` and `ready` set: the rest is set by the time
+ * tests run, so read it inside tests and hooks (a top-level `before` hook after `await bed.ready`),
+ * not when the file loads.
+ *
+ * @example
+ * const bed = useTestBed('session-test', { allowParallelInProgress: false });
+ * test('a write', async () => { await bed.client.todoWrite(uniqueId('s'), { todos: [todo('A')] }); });
+ */
+export function useTestBed<O extends TestBedOptions = TestBedOptions>(prefix: string, policy: TodoPolicy, options?: O): TestBed<O> {
+  let opened: (opening: Promise<void>) => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (opened = resolve));
+  // A failure to start is the `before` hook's to report; `ready` only says it is over.
+  const bed: PartialTestBed = { taskQueue: uniqueId(prefix), ready: ready.catch(() => undefined) };
+  before(() => {
+    const opening = openTestBed(bed, policy, options ?? {});
+    opened(opening);
+    return opening;
+  });
+  after(() => closeTestBed(bed));
+  return bed as TestBed<O>;
+}
+
+/** Starts a test bed (as {@link useTestBed} does) inside a test; `close()` stops it. */
+export async function startTestBed<O extends TestBedOptions = TestBedOptions>(
+  prefix: string,
+  policy: TodoPolicy,
+  options?: O,
+): Promise<TestBed<O> & { close(): Promise<void> }> {
+  const bed: PartialTestBed = { taskQueue: uniqueId(prefix), ready: Promise.resolve() };
+  try {
+    await openTestBed(bed, policy, options ?? {});
+  } catch (error) {
+    await closeTestBed(bed);
+    throw error;
+  }
+  return Object.assign(bed as TestBed<O>, { close: () => closeTestBed(bed) });
 }
 
 /**

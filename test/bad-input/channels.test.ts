@@ -19,22 +19,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import fc from 'fast-check';
-import { TodoRejectedError, type SessionClient } from '../../src/client';
+import { TodoRejectedError } from '../../src/client';
 import { historyEventsJson, runsOf, sessionEventsFromHistory } from '../../src/history';
-import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { RejectionRule, TodoItem } from '../../src/todo';
 import { replaySessionHistory } from '../../src/worker';
 import {
-  connectClient,
   countAcceptedUpdates,
   ROOT,
   runCli,
   runTemporalCli,
-  startWorker,
   temporalAddress,
   uniqueId,
+  useTestBed,
   type ProcessResult,
-  type TestWorker,
 } from '../helpers';
 import {
   CORPUS,
@@ -52,10 +49,8 @@ import {
   type Outcome,
 } from './corpus';
 
-const taskQueue = uniqueId('bad-input');
-let worker: TestWorker;
-let client: SessionClient;
-let server: HttpServer;
+const bed = useTestBed('bad-input', POLICY, { http: { policy: POLICY, pollMs: 100 } });
+const { taskQueue } = bed;
 let scratch: string;
 
 /** Cases per session: each session's history is read once, after its batch. */
@@ -66,17 +61,11 @@ const MAX_ARGV_TEXT = 100_000;
 const RANDOM_RUNS = Number(process.env.BAD_INPUT_RANDOM_RUNS ?? 100);
 const seedFromEnv = process.env.BAD_INPUT_SEED !== undefined ? { seed: Number(process.env.BAD_INPUT_SEED) } : {};
 
-before(async () => {
-  worker = await startWorker(POLICY, taskQueue);
-  client = await connectClient(taskQueue);
-  server = await startHttpServer({ client, port: 0, policy: POLICY, pollMs: 100 });
+before(() => {
   scratch = mkdtempSync(join(tmpdir(), 'agent-sessions-bad-input-'));
 });
 
-after(async () => {
-  await server.close();
-  await client.closeConnection();
-  await worker.stop();
+after(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -111,7 +100,7 @@ const clientDriver: Driver = {
   exactMessages: true,
   async send(sessionId, c) {
     try {
-      const result = await client.todoWrite(sessionId, JSON.parse(c.text));
+      const result = await bed.client.todoWrite(sessionId, JSON.parse(c.text));
       return { kind: 'accepted', version: result.version };
     } catch (error) {
       if (error instanceof TodoRejectedError) return { kind: 'rejected', rule: error.rule, message: error.message, problems: error.problems };
@@ -128,7 +117,7 @@ const httpDriver: Driver = {
   sendable: () => true,
   exactMessages: true,
   async send(sessionId, c) {
-    const url = `${server.url}/sessions/${encodeURIComponent(sessionId)}/todo_write`;
+    const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/todo_write`;
     const payload = c.bytes ?? Buffer.from(c.text, 'utf8');
     let answer: { status: number; text: string };
     try {
@@ -253,7 +242,7 @@ const triedPerChannel = new Map<string, number>();
 
 async function runBatch(driver: Driver, cases: readonly CorpusCase[], report: ChannelReport): Promise<void> {
   const sessionId = uniqueId(`bad-${driver.channel}`);
-  await client.start(sessionId);
+  await bed.client.start(sessionId);
   report.sessions++;
   const stored: TodoItem[][] = [];
   for (const c of cases) {
@@ -269,7 +258,7 @@ async function runBatch(driver: Driver, cases: readonly CorpusCase[], report: Ch
 
     let problem = judge(driver, expected, verdict);
     if (verdict.kind === 'accepted') {
-      const todos = await client.todos(sessionId);
+      const todos = await bed.client.todos(sessionId);
       assert.ok(todos !== null, `${c.name}: accepted, so the session has a list`);
       stored.push(todos);
       if (verdict.version !== undefined && verdict.version !== stored.length) {
@@ -285,11 +274,11 @@ async function runBatch(driver: Driver, cases: readonly CorpusCase[], report: Ch
   }
 
   // One valid write at the end: the worker is still there and the session still takes writes.
-  const sanity = await client.todoWrite(sessionId, { todos: [{ content: `sanity after ${cases.length} cases`, status: 'completed' }] });
+  const sanity = await bed.client.todoWrite(sessionId, { todos: [{ content: `sanity after ${cases.length} cases`, status: 'completed' }] });
   stored.push([{ content: `sanity after ${cases.length} cases`, status: 'completed' }]);
   assert.equal(sanity.version, stored.length, `${driver.channel}: the session's version counts exactly the accepted writes`);
 
-  const history = await client.exportHistory(sessionId);
+  const history = await bed.client.exportHistory(sessionId);
   assert.equal(countAcceptedUpdates(history), stored.length, `${driver.channel}: history holds exactly the ${stored.length} accepted writes`);
   const logged = runsOf(history)
     .flatMap((run) => sessionEventsFromHistory(run, sessionId))
@@ -307,7 +296,7 @@ async function runBatch(driver: Driver, cases: readonly CorpusCase[], report: Ch
  * raw bytes of the case, which an accepted write must have logged as they were.
  */
 async function limitHistoryProblem(sessionId: string, limit: Limit, writes: number, sent: Uint8Array | undefined): Promise<string | undefined> {
-  const history = await client.exportHistory(sessionId);
+  const history = await bed.client.exportHistory(sessionId);
   const logged = countAcceptedUpdates(history);
   if (limit.history === 'nothing') return logged === writes ? undefined : `history holds ${logged} writes, expected ${writes}: the case left a write behind`;
   if (logged !== writes) return `history holds ${logged} writes, expected ${writes}`;
@@ -413,7 +402,7 @@ test('bad write options and payloads: If-Match, --expected-version, the foreign 
   const sessions: string[] = [];
   const session = async (): Promise<string> => {
     const id = uniqueId('bad-options');
-    await client.start(id);
+    await bed.client.start(id);
     sessions.push(id);
     return id;
   };
@@ -422,7 +411,7 @@ test('bad write options and payloads: If-Match, --expected-version, the foreign 
   // would read leniently ("0x1" as 1, "1e0" as 1, an empty quoted tag as 0).
   for (const ifMatch of ['abc', '-1', '1.5', '"x"', 'W/"-3"', '0x1', '1e0', '""', '"  "']) {
     const id = await session();
-    const response = await fetch(`${server.url}/sessions/${id}/todo_write`, { method: 'POST', headers: { 'content-type': 'application/json', 'If-Match': ifMatch }, body: valid });
+    const response = await fetch(`${bed.http.url}/sessions/${id}/todo_write`, { method: 'POST', headers: { 'content-type': 'application/json', 'If-Match': ifMatch }, body: valid });
     httpStatuses.set(response.status, (httpStatuses.get(response.status) ?? 0) + 1);
     tried++;
     const body = (await response.json()) as { error?: string; version?: number };
@@ -478,7 +467,7 @@ test('bad write options and payloads: If-Match, --expected-version, the foreign 
   // A payload encoding the SDK does not know: refused by the SDK before the validator (LIMITS).
   const unknownEncoding = LIMITS.find((limit) => limit.case === 'unknown-payload-encoding' && limit.channel === 'foreign');
   assert.ok(unknownEncoding !== undefined, 'LIMITS lists the unknown payload encoding');
-  const before = countAcceptedUpdates(await client.exportHistory(id));
+  const before = countAcceptedUpdates(await bed.client.exportHistory(id));
   const unknown = foreignVerdict(undefined, await foreign([`--input=${valid}`, '--input-meta', 'encoding=foo/bar']));
   tried++;
   const problem = judge(foreignDriver, unknownEncoding.answer, unknown) ?? (await limitHistoryProblem(id, unknownEncoding, before, undefined));
@@ -486,9 +475,9 @@ test('bad write options and payloads: If-Match, --expected-version, the foreign 
   limitsKept.add(limitKey(unknownEncoding));
 
   let logged = 0;
-  for (const sessionId of sessions) logged += countAcceptedUpdates(await client.exportHistory(sessionId));
+  for (const sessionId of sessions) logged += countAcceptedUpdates(await bed.client.exportHistory(sessionId));
   assert.equal(logged, accepted, 'history holds exactly the accepted writes');
-  const failedTasks = (await Promise.all(sessions.map(async (sessionId) => historyEventsJson(await client.exportHistory(sessionId)))))
+  const failedTasks = (await Promise.all(sessions.map(async (sessionId) => historyEventsJson(await bed.client.exportHistory(sessionId)))))
     .flat()
     .filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
   assert.deepEqual(failedTasks, [], 'no workflow task failed');
@@ -500,7 +489,7 @@ test('after a 413 the HTTP service closes the connection and says so, and answer
   // The rest of a body over the limit is never read, so that connection cannot carry another
   // request: the promise is an honest `Connection: close`, never a keep-alive that is then dropped.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const url = `${server.url}/sessions/${uniqueId('bad-keep-alive')}/todo_write`;
+  const url = `${bed.http.url}/sessions/${uniqueId('bad-keep-alive')}/todo_write`;
   const send = (body: Uint8Array, chunked = false) =>
     new Promise<{ status: number; connection: string | undefined; port: number | undefined }>((resolve, reject) => {
       const headers: Record<string, string | number> = { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.byteLength }) };
@@ -539,16 +528,16 @@ test('the CLI reads tool arguments from a slowly written stdin pipe', async () =
   const result = await spawnCli(['write', id], { AGENT_SESSIONS_TASK_QUEUE: taskQueue }, { chunks: ['{"todos":[', '{"content":"Slow pipe","status":"pending"}]}'], pauseMs: 500 });
   triedPerChannel.set('cli (slow pipe)', 1);
   assert.equal(result.code, 0, result.stderr);
-  assert.deepEqual(await client.todos(id), [{ content: 'Slow pipe', status: 'pending' }]);
+  assert.deepEqual(await bed.client.todos(id), [{ content: 'Slow pipe', status: 'pending' }]);
 });
 
 test('an unknown property with a 1.5 MB name is rejected without failing a workflow task', async (t) => {
   const id = uniqueId('bad-huge-key');
-  await client.todoWrite(id, { todos: [] });
+  await bed.client.todoWrite(id, { todos: [] });
   const started = Date.now();
   let verdict: Verdict;
   try {
-    await client.todoWrite(id, JSON.parse(`{"todos":[],"${'k'.repeat(1_500_000)}":1}`));
+    await bed.client.todoWrite(id, JSON.parse(`{"todos":[],"${'k'.repeat(1_500_000)}":1}`));
     verdict = { kind: 'accepted', version: undefined };
   } catch (error) {
     verdict = error instanceof TodoRejectedError ? { kind: 'rejected', rule: error.rule, message: error.message } : { kind: 'error', message: describeError(error) };
@@ -556,12 +545,12 @@ test('an unknown property with a 1.5 MB name is rejected without failing a workf
   const tookMs = Date.now() - started;
   let next: string;
   try {
-    await client.todoWrite(id, { todos: [{ content: 'right after', status: 'pending' }] });
+    await bed.client.todoWrite(id, { todos: [{ content: 'right after', status: 'pending' }] });
     next = 'accepted';
   } catch (error) {
     next = describeError(error);
   }
-  const failedTasks = historyEventsJson(await client.exportHistory(id)).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
+  const failedTasks = historyEventsJson(await bed.client.exportHistory(id)).filter((event) => event.workflowTaskFailedEventAttributes !== undefined);
   triedPerChannel.set('client (1.5 MB key)', 1);
   t.diagnostic(`1.5 MB key: ${show(verdict)} after ${tookMs} ms; the next write: ${next}; failed workflow tasks in history: ${failedTasks.length}`);
   assert.equal(verdict.kind, 'rejected', show(verdict));
@@ -576,7 +565,7 @@ test('an unknown property with a 1.5 MB name is rejected without failing a workf
 
 async function randomProperty(t: TestContext, driver: Driver): Promise<void> {
   const sessionId = uniqueId(`bad-random-${driver.channel}`);
-  await client.start(sessionId);
+  await bed.client.start(sessionId);
   const stored: TodoItem[][] = [];
   let tried = 0;
   await fc.assert(
@@ -585,7 +574,7 @@ async function randomProperty(t: TestContext, driver: Driver): Promise<void> {
       const c: CorpusCase = { name: `random #${tried}`, category: 'valid', text };
       const expected = driver.predict(c);
       const verdict = await driver.send(sessionId, c);
-      if (verdict.kind === 'accepted') stored.push((await client.todos(sessionId)) ?? []);
+      if (verdict.kind === 'accepted') stored.push((await bed.client.todos(sessionId)) ?? []);
       const problem = judge(driver, expected, verdict);
       assert.equal(problem, undefined, `${text.slice(0, 300)}\n${problem ?? ''}`);
       if (expected.kind === 'accepted') assert.deepEqual(stored.at(-1), expected.todos, text.slice(0, 300));
@@ -593,7 +582,7 @@ async function randomProperty(t: TestContext, driver: Driver): Promise<void> {
     }),
     { numRuns: RANDOM_RUNS, ...seedFromEnv },
   );
-  assert.equal(countAcceptedUpdates(await client.exportHistory(sessionId)), stored.length, 'history holds exactly the accepted random writes');
+  assert.equal(countAcceptedUpdates(await bed.client.exportHistory(sessionId)), stored.length, 'history holds exactly the accepted random writes');
   triedPerChannel.set(`${driver.channel} (random)`, tried);
   t.diagnostic(`${driver.channel}: ${tried} random cases tried (fast-check), ${stored.length} accepted`);
 }
@@ -619,9 +608,9 @@ test('every limit of Temporal and its SDK in LIMITS was sent and answered exactl
 test('no prototype was polluted and the worker is still running', async (t) => {
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
   assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
-  assert.equal(worker.sessionWorker.worker.getState(), 'RUNNING');
+  assert.equal(bed.worker.sessionWorker.worker.getState(), 'RUNNING');
   const id = uniqueId('bad-final');
-  assert.equal((await client.todoWrite(id, { todos: [{ content: 'still here', status: 'in_progress' }] })).version, 1);
+  assert.equal((await bed.client.todoWrite(id, { todos: [{ content: 'still here', status: 'in_progress' }] })).version, 1);
   const total = [...triedPerChannel.values()].reduce((a, b) => a + b, 0);
   t.diagnostic(`cases tried: ${[...triedPerChannel].map(([channel, n]) => `${channel} ${n}`).join(', ')}; total ${total}`);
   t.diagnostic(`HTTP statuses: ${[...httpStatuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ')}`);

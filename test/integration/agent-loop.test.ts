@@ -6,11 +6,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
 import { acceptedUpdates, foldHistory, historyEventsJson, loggedSignals, parseExportedHistory, runsOf } from '../../src/history';
-import { bundledScriptFile, startModelServer, type BundledScript, type ModelServer, type ScriptJson } from '../../src/model-server';
+import { bundledScriptFile, type BundledScript, type ModelServer, type ScriptJson } from '../../src/model-server';
 import { addUsage, NO_USAGE, type ChatMessage, type SessionSnapshot, type TurnOutcome } from '../../src/session';
 import type { TodoPolicy } from '../../src/todo';
 import type { CreateWorkerOptions } from '../../src/worker';
-import { assertRejected, connectClient, replaySession, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { assertRejected, replaySession, startTestBed, todo, uniqueId, type TestWorker } from '../helpers';
 
 /** The key the workers send; the scripted servers demand it, so it really travels. */
 const API_KEY = 'sk-agent-loop-test-9f8e7d6c5b4a';
@@ -40,15 +40,11 @@ async function scenario(
   policy: TodoPolicy,
   agent: Omit<NonNullable<CreateWorkerOptions['agent']>, 'baseUrl' | 'apiKey'> = {},
 ): Promise<Scenario> {
-  const server = await startModelServer({ ...(typeof script === 'string' ? { scriptFile: bundledScriptFile(script) } : { script }), apiKey: API_KEY });
-  const taskQueue = uniqueId('agent-loop');
-  const worker = await startWorker(policy, taskQueue, { agent: { baseUrl: server.url, apiKey: () => API_KEY, ...agent } });
-  const client = await connectClient(taskQueue);
-  closers.push(async () => {
-    await client.closeConnection();
-    await worker.stop();
-    await server.close();
+  const { model: server, worker, client, close } = await startTestBed('agent-loop', policy, {
+    model: { ...(typeof script === 'string' ? { scriptFile: bundledScriptFile(script) } : { script }), apiKey: API_KEY },
+    worker: { agent: { apiKey: () => API_KEY, ...agent } },
   });
+  closers.push(close);
   return {
     server,
     worker,

@@ -1,33 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { SessionClient } from '../../src/client';
-import { startModelServer, type ModelServer } from '../../src/model-server';
+import { describe, test } from 'node:test';
 import type { AgentActivity } from '../../src/session';
 import { ANSWERS, MESSAGES, agentTestScript } from '../fixtures/agent-script';
-import { ROOT, connectClient, runCli, spawnCli, startWorker, uniqueId, type TestWorker } from '../helpers';
+import { ROOT, runCli, spawnCli, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('cli-agent');
-const env = { AGENT_SESSIONS_TASK_QUEUE: taskQueue };
+const bed = useTestBed('cli-agent', { allowParallelInProgress: false }, {
+  model: { script: agentTestScript() },
+  worker: { agent: { apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT } },
+});
+const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
 const cli = (...args: string[]) => runCli(args, { env });
 const WAIT_MS = 30_000;
-
-let model: ModelServer;
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  model = await startModelServer({ script: agentTestScript() });
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue, {
-    agent: { baseUrl: model.url, apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT },
-  });
-  client = await connectClient(taskQueue);
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-  await model.close();
-});
 
 /** A `chat` left running, with what it printed on each stream so far. */
 async function startChat(id: string, text: string) {
@@ -51,7 +34,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined> | T | 
 }
 
 async function activityOf(id: string): Promise<AgentActivity['state'] | undefined> {
-  return client.session(id).then(
+  return bed.client.session(id).then(
     (s) => s.agent.activity.state,
     () => undefined,
   );
@@ -76,7 +59,7 @@ describe('agent-sessions chat, transcript, usage, interrupt, approve and deny', 
 
     const json = await cli('transcript', id, '--json');
     assert.equal(json.code, 0, json.stderr);
-    const transcript = await client.transcript(id);
+    const transcript = await bed.client.transcript(id);
     assert.deepEqual(JSON.parse(json.stdout), transcript, '--json prints the transcript as it is');
     assert.deepEqual(Object.keys(transcript).sort(), ['compacted', 'lastTurn', 'messages', 'sessionId', 'usage']);
     assert.equal(transcript.lastTurn?.reason, 'completed');
@@ -155,7 +138,7 @@ describe('agent-sessions chat, transcript, usage, interrupt, approve and deny', 
     assert.equal(second.stdout, `${ANSWERS.queued}\n`, 'the queued message gets its own answer, not the first');
     assert.equal(await first.exited, 0, first.stderr());
     assert.equal(first.stdout(), `${ANSWERS.slow}\n`);
-    const { lastTurn } = await client.transcript(id);
+    const { lastTurn } = await bed.client.transcript(id);
     assert.equal(lastTurn?.messageId, 2);
   });
 
@@ -183,7 +166,7 @@ describe('agent-sessions chat, transcript, usage, interrupt, approve and deny', 
     assert.equal(await chat.exited, 130, chat.stderr());
     assert.match(chat.stderr(), new RegExp(`stopped following session ${id}; its turn goes on without you \\(agent-sessions transcript ${id} shows it, agent-sessions interrupt ${id} stops it\\)`));
     assert.equal(await activityOf(id), 'calling-model', 'the turn was not interrupted');
-    await client.interrupt(id);
+    await bed.client.interrupt(id);
   });
 
   test('a refused message exits 1 naming the rule, and a closed session says so', { timeout: 60_000 }, async () => {
@@ -193,8 +176,8 @@ describe('agent-sessions chat, transcript, usage, interrupt, approve and deny', 
     assert.match(empty.stderr, /the message is empty; say what the agent should do/);
     assert.doesNotMatch(empty.stderr, /\n\s+at /, 'no stack trace');
 
-    await client.start(id);
-    await client.close(id);
+    await bed.client.start(id);
+    await bed.client.close(id);
     const closed = await cli('chat', id, 'Anything');
     assert.equal(closed.code, 1);
     assert.match(closed.stderr, /is closed/);

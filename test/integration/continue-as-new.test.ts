@@ -2,24 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import type { SessionHistoryJson } from '../../src/history/session-history';
-import { countAcceptedUpdates, replaySession, runCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { countAcceptedUpdates, replaySession, runCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('can');
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
-  client = await SessionClient.connect({ address: await temporalAddress(), taskQueue, continueAsNewAfter: 10 });
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-});
+const bed = useTestBed('can', { allowParallelInProgress: true }, { client: { continueAsNewAfter: 10 } });
+const { taskQueue } = bed;
 
 function runIds(history: Awaited<ReturnType<SessionClient['exportHistory']>>): string[] {
   return 'runs' in history ? history.runs.map((run) => run.runId) : [];
@@ -28,21 +17,21 @@ function runIds(history: Awaited<ReturnType<SessionClient['exportHistory']>>): s
 describe('continue-as-new every 10 events', () => {
   test('a session that continued as new several times answers queries, takes writes and turns, exports and replays its whole history', async () => {
     const id = uniqueId('long');
-    await client.start(id);
+    await bed.client.start(id);
     for (let turn = 1; turn <= 4; turn++) {
-      await client.turnStart(id);
+      await bed.client.turnStart(id);
       for (let step = 1; step <= 8; step++) {
-        await client.todoWrite(id, { todos: [todo(`turn ${turn} step ${step}`, 'in_progress'), todo('keep going')] });
+        await bed.client.todoWrite(id, { todos: [todo(`turn ${turn} step ${step}`, 'in_progress'), todo('keep going')] });
       }
-      await client.turnEnd(id);
+      await bed.client.turnEnd(id);
     }
-    const session = await client.session(id);
+    const session = await bed.client.session(id);
     assert.equal(session.turn, 4);
     assert.equal(session.turnOpen, false);
     assert.equal(session.version, 4 * 10);
     assert.deepEqual(session.todos, [todo('turn 4 step 8', 'in_progress'), todo('keep going')]);
 
-    const history = await client.exportHistory(id);
+    const history = await bed.client.exportHistory(id);
     const runs = runIds(history);
     assert.ok(runs.length >= 4, `expected several runs, got ${runs.length}`);
     assert.equal(new Set(runs).size, runs.length);
@@ -50,7 +39,7 @@ describe('continue-as-new every 10 events', () => {
     for (const run of (history as SessionHistoryJson).runs) assert.ok(run.events.length < 120, `a run of ${run.events.length} events`);
 
     for (const allowParallelInProgress of [true, false]) {
-      const report = await replaySession(client, id, { allowParallelInProgress });
+      const report = await replaySession(bed.client, id, { allowParallelInProgress });
       assert.equal(report.runs, runs.length);
       assert.deepEqual(report.final.todos, session.todos);
       assert.equal(report.final.version, session.version);
@@ -68,8 +57,8 @@ describe('continue-as-new every 10 events', () => {
 
   test('a run whose carried state was edited by hand does not replay', async () => {
     const id = uniqueId('tampered');
-    for (let i = 0; i < 12; i++) await client.todoWrite(id, { todos: [todo(`write ${i}`)] });
-    const history = (await client.exportHistory(id)) as SessionHistoryJson;
+    for (let i = 0; i < 12; i++) await bed.client.todoWrite(id, { todos: [todo(`write ${i}`)] });
+    const history = (await bed.client.exportHistory(id)) as SessionHistoryJson;
     assert.ok(history.runs.length >= 2);
     const started = history.runs[1]!.events[0] as { workflowExecutionStartedEventAttributes: { input: { payloads: Array<{ data: string }> } } };
     const payload = started.workflowExecutionStartedEventAttributes.input.payloads[0]!;
@@ -85,15 +74,15 @@ describe('continue-as-new every 10 events', () => {
 
   test('the tree and the list follow a parent and children that continue as new', async () => {
     const parent = uniqueId('can-parent');
-    await client.start(parent);
-    const { sessionId } = await client.spawnSubagent(parent, { name: 'busy' });
-    for (let i = 0; i < 25; i++) await client.todoWrite(sessionId, { todos: [todo(`child ${i}`, 'in_progress')] });
-    for (let i = 0; i < 12; i++) await client.todoWrite(parent, { todos: [todo(`parent ${i}`)] });
-    assert.ok(runIds(await client.exportHistory(parent)).length >= 2);
-    const tree = await client.tree(parent);
+    await bed.client.start(parent);
+    const { sessionId } = await bed.client.spawnSubagent(parent, { name: 'busy' });
+    for (let i = 0; i < 25; i++) await bed.client.todoWrite(sessionId, { todos: [todo(`child ${i}`, 'in_progress')] });
+    for (let i = 0; i < 12; i++) await bed.client.todoWrite(parent, { todos: [todo(`parent ${i}`)] });
+    assert.ok(runIds(await bed.client.exportHistory(parent)).length >= 2);
+    const tree = await bed.client.tree(parent);
     assert.deepEqual(tree.todos, [todo('parent 11')]);
     assert.deepEqual(tree.children[0]?.todos, [todo('child 24', 'in_progress')]);
-    const closed = await client.close(parent);
+    const closed = await bed.client.close(parent);
     assert.deepEqual(closed.children[0]?.counts, { pending: 0, in_progress: 1, completed: 0 });
     assert.equal(closed.children[0]?.closed, true);
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -10,32 +10,10 @@ import {
 } from '../../src/client';
 import { foldHistory, loggedSignals, runCount, runsOf } from '../../src/history';
 import { IGNORED_SIGNALS_KEPT } from '../../src/session';
-import {
-  assertRejected,
-  connectClient,
-  countAcceptedUpdates,
-  runCli,
-  runTemporalCli,
-  startWorker,
-  temporalAddress,
-  todo,
-  uniqueId,
-  type TestWorker,
-} from '../helpers';
+import { assertRejected, countAcceptedUpdates, runCli, runTemporalCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('hostile');
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
-  client = await connectClient(taskQueue);
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-});
+const bed = useTestBed('hostile', { allowParallelInProgress: false });
+const { taskQueue } = bed;
 
 /** Starts an `agentSession` workflow the way a foreign client would: any id, any input. */
 async function foreignStart(id: string, input?: unknown): Promise<void> {
@@ -48,7 +26,7 @@ async function foreignStart(id: string, input?: unknown): Promise<void> {
 /** How a session run that refused its input ended: its failure's type and message. */
 async function refusal(id: string): Promise<{ type: string | undefined; message: string }> {
   try {
-    await client.temporal.workflow.getHandle(id).result();
+    await bed.client.temporal.workflow.getHandle(id).result();
   } catch (error) {
     assert.ok(error instanceof WorkflowFailedError, String(error));
     assert.ok(error.cause instanceof ApplicationFailure, String(error.cause));
@@ -58,7 +36,7 @@ async function refusal(id: string): Promise<{ type: string | undefined; message:
 }
 
 async function runsOfSession(id: string): Promise<number> {
-  return runCount(await client.exportHistory(id));
+  return runCount(await bed.client.exportHistory(id));
 }
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -77,23 +55,23 @@ describe('a spawn onto a taken id', () => {
     // but Temporal never reuses an id, so the id stays taken.
     await foreignStart(squatter);
     assert.match((await refusal(squatter)).message, /top-level session id cannot contain it/);
-    await client.start(parent);
-    const before = await client.session(parent);
-    const refused = await assertRejected(client.spawnSubagent(parent, { name: 'b' }), 'subagent-id-taken', /already taken/, SpawnRejectedError);
+    await bed.client.start(parent);
+    const before = await bed.client.session(parent);
+    const refused = await assertRejected(bed.client.spawnSubagent(parent, { name: 'b' }), 'subagent-id-taken', /already taken/, SpawnRejectedError);
     assert.ok(refused.message.includes(JSON.stringify(squatter)), refused.message);
-    const afterRefusal = await client.session(parent);
+    const afterRefusal = await bed.client.session(parent);
     assert.equal(afterRefusal.version, before.version, 'a refused spawn changes nothing');
     assert.deepEqual(afterRefusal.children, []);
     // The name is free again in the parent: another spawn under a new name works.
-    await client.spawnSubagent(parent, { name: 'c' });
+    await bed.client.spawnSubagent(parent, { name: 'c' });
 
     const closing = Date.now();
-    const closed = await client.close(parent);
+    const closed = await bed.client.close(parent);
     assert.ok(Date.now() - closing < 20_000, 'close does not wait for a child that never started');
     assert.deepEqual(closed.children.map((c) => [c.name, c.closed]), [['c', true]]);
-    assert.deepEqual(loggedSignals(await client.exportHistory(squatter)), [], 'the parent sent nothing to a session it did not start');
+    assert.deepEqual(loggedSignals(await bed.client.exportHistory(squatter)), [], 'the parent sent nothing to a session it did not start');
     // The offline fold agrees: no child b.
-    assert.deepEqual(foldHistory(runsOf(await client.exportHistory(parent))).final.children.map((c) => c.name), ['c']);
+    assert.deepEqual(foldHistory(runsOf(await bed.client.exportHistory(parent))).final.children.map((c) => c.name), ['c']);
   });
 
   test('the CLI says which id is taken', async () => {
@@ -111,19 +89,19 @@ describe('a spawn onto a taken id', () => {
 describe('top-level session ids', () => {
   test('our client and the CLI refuse a top-level id with "/" before anything is started', async () => {
     const id = `${uniqueId('slash')}/b`;
-    await assert.rejects(client.start(id), InvalidSessionIdError);
-    await assert.rejects(client.todoWrite(id, { todos: [todo('x')] }), (error: unknown) => error instanceof Error && /no session/.test(error.message));
+    await assert.rejects(bed.client.start(id), InvalidSessionIdError);
+    await assert.rejects(bed.client.todoWrite(id, { todos: [todo('x')] }), (error: unknown) => error instanceof Error && /no session/.test(error.message));
     const cli = await runCli(['start', id], { env: { AGENT_SESSIONS_TASK_QUEUE: taskQueue } });
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, /separates a parent session from its subagents/);
-    await assert.rejects(client.temporal.workflow.getHandle(id).describe(), 'nothing was started');
+    await assert.rejects(bed.client.temporal.workflow.getHandle(id).describe(), 'nothing was started');
   });
 
   test('a write to a subagent that does not exist does not create a top-level session under its id', async () => {
     const parent = uniqueId('nochild');
-    await client.start(parent);
-    await assert.rejects(client.todoWrite(`${parent}/ghost`, { todos: [todo('x')] }), /no session/);
-    await assert.rejects(client.temporal.workflow.getHandle(`${parent}/ghost`).describe());
+    await bed.client.start(parent);
+    await assert.rejects(bed.client.todoWrite(`${parent}/ghost`, { todos: [todo('x')] }), /no session/);
+    await assert.rejects(bed.client.temporal.workflow.getHandle(`${parent}/ghost`).describe());
   });
 
   test('a foreign start of a top-level id with "/" fails at once, naming the rule', async () => {
@@ -136,7 +114,7 @@ describe('top-level session ids', () => {
 
   test('a foreign start that claims a parent which did not start it fails', async () => {
     const parent = uniqueId('claimed');
-    await client.start(parent);
+    await bed.client.start(parent);
     const id = `${parent}/forged`;
     await foreignStart(id, { parent: { sessionId: parent, name: 'forged' } });
     assert.match((await refusal(id)).message, /but no workflow started it as a child/);
@@ -199,12 +177,12 @@ describe('untrusted workflow input', () => {
 describe('signals the session does not handle', () => {
   test('a todo_write sent as a Signal is not applied but listed, with how to send it as the Update', async () => {
     const id = uniqueId('signal-write');
-    await client.todoWrite(id, { todos: [todo('Real write')] });
-    const before = await client.session(id);
+    await bed.client.todoWrite(id, { todos: [todo('Real write')] });
+    const before = await bed.client.session(id);
     const sent = await runTemporalCli(['workflow', 'signal', '--workflow-id', id, '--name', 'todo_write', '--input', JSON.stringify({ todos: [todo('Sent as a signal')] })]);
     assert.equal(sent.code, 0, sent.stderr);
-    await until(async () => (await client.session(id)).ignoredSignals.length > 0, 'the ignored signal');
-    const session = await client.session(id);
+    await until(async () => (await bed.client.session(id)).ignoredSignals.length > 0, 'the ignored signal');
+    const session = await bed.client.session(id);
     assert.deepEqual(session.todos, [todo('Real write')], 'the signal changed nothing');
     assert.equal(session.version, before.version, 'not even the version');
     const [ignored] = session.ignoredSignals;
@@ -212,9 +190,9 @@ describe('signals the session does not handle', () => {
     assert.match(ignored?.reason ?? '', /todo_write is an Update, not a Signal/);
     assert.match(ignored?.reason ?? '', /temporal workflow update execute --workflow-id .* --name todo_write/);
     assert.ok(!Number.isNaN(Date.parse(ignored?.at ?? '')));
-    assert.equal(countAcceptedUpdates(await client.exportHistory(id)), 1);
+    assert.equal(countAcceptedUpdates(await bed.client.exportHistory(id)), 1);
     // The offline fold lists it the same way.
-    const offline = foldHistory(runsOf(await client.exportHistory(id))).final;
+    const offline = foldHistory(runsOf(await bed.client.exportHistory(id))).final;
     assert.deepEqual(offline.ignoredSignals.map((s) => [s.name, s.reason]), session.ignoredSignals.map((s) => [s.name, s.reason]));
   });
 

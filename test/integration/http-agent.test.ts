@@ -1,36 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { SessionClient } from '../../src/client';
-import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { startModelServer, type ModelServer } from '../../src/model-server';
+import { describe, test } from 'node:test';
+import { startHttpServer } from '../../src/http/server';
 import { MAX_QUEUED_MESSAGES, type SessionSnapshot } from '../../src/session';
 import { ANSWERS, MESSAGES, agentTestScript } from '../fixtures/agent-script';
-import { ROOT, connectClient, httpCall, startWorker, uniqueId, type TestWorker } from '../helpers';
+import { ROOT, connectClient, httpCall, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('http-agent');
 const WAIT_MS = 30_000;
-let model: ModelServer;
-let worker: TestWorker;
-let client: SessionClient;
-let server: HttpServer;
-
-before(async () => {
-  model = await startModelServer({ script: agentTestScript() });
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue, {
-    agent: { baseUrl: model.url, apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT },
-  });
-  client = await connectClient(taskQueue);
-  server = await startHttpServer({ client, port: 0, pollMs: 50 });
+const bed = useTestBed('http-agent', { allowParallelInProgress: false }, {
+  model: { script: agentTestScript() },
+  worker: { agent: { apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT } },
+  http: { pollMs: 50 },
 });
 
-after(async () => {
-  await server.close();
-  await client.closeConnection();
-  await worker.stop();
-  await model.close();
-});
-
-const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => httpCall(server.url, method, path, body, headers);
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => httpCall(bed.http.url, method, path, body, headers);
 const at = (id: string, suffix = '') => `/sessions/${encodeURIComponent(id)}${suffix}`;
 
 /** Status and code of an error answer, as one string to compare. */
@@ -52,7 +34,7 @@ async function sessionWhen(id: string, check: (s: SessionSnapshot) => boolean): 
 
 /** The `session` events of `GET /sessions/{id}/events`, one at a time. */
 async function sessionEvents(id: string, signal: AbortSignal): Promise<() => Promise<SessionSnapshot>> {
-  const response = await fetch(`${server.url}${at(id, '/events')}`, { signal });
+  const response = await fetch(`${bed.http.url}${at(id, '/events')}`, { signal });
   assert.equal(response.status, 200);
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
@@ -86,7 +68,7 @@ describe('the agent loop over HTTP', () => {
 
     const transcript = await call('GET', at(id, '/transcript'));
     assert.equal(transcript.status, 200);
-    assert.deepEqual(transcript.json, await client.transcript(id));
+    assert.deepEqual(transcript.json, await bed.client.transcript(id));
     const results = (transcript.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool').map((m) => m.content);
     assert.deepEqual(results, [
       'Updated todo list: 3 pending, 0 in progress, 0 completed',
@@ -191,7 +173,7 @@ describe('the agent loop over HTTP', () => {
     assert.equal(refused.json.rule, 'queue-full');
     assert.match(refused.json.error, /10 messages already wait for their turn \(the limit is 10\); send this one after a turn ends, or interrupt the running turn/);
     assert.equal((await call('GET', at(id))).json.agent.queued, MAX_QUEUED_MESSAGES);
-    await client.close(id);
+    await bed.client.close(id);
   });
 
   test('refused messages name the rule; bodies that are not {"text"} are 400; a closed session is 409', { timeout: 60_000 }, async () => {
@@ -201,13 +183,13 @@ describe('the agent loop over HTTP', () => {
     assert.equal(await codeOf(call('POST', at(id, '/messages'), { text: 5 })), '400 invalid-input');
     assert.equal(await codeOf(call('POST', at(id, '/messages'), { text: 'hi', role: 'system' })), '400 invalid-input');
     assert.equal(await codeOf(call('POST', at(id, '/messages'), '{"text": ')), '400 invalid-input');
-    const wrongType = await httpCall(server.url, 'POST', at(id, '/messages'), 'text=hi', { 'content-type': 'application/x-www-form-urlencoded' });
+    const wrongType = await httpCall(bed.http.url, 'POST', at(id, '/messages'), 'text=hi', { 'content-type': 'application/x-www-form-urlencoded' });
     assert.equal(wrongType.status, 415);
     const refused = await call('POST', at(id, '/messages'), { text: '' });
     assert.match(refused.json.error, /the message is empty; say what the agent should do/);
 
-    await client.start(id);
-    await client.close(id);
+    await bed.client.start(id);
+    await bed.client.close(id);
     assert.equal(await codeOf(call('POST', at(id, '/messages'), { text: 'anything' })), '409 session-closed');
     const transcript = await call('GET', at(id, '/transcript'));
     assert.equal(transcript.status, 200);

@@ -3,26 +3,11 @@ import { after, before, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import { findFreePort } from '../../src/devserver';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('http');
-let worker: TestWorker;
-let client: SessionClient;
-let server: HttpServer;
+const bed = useTestBed('http', { allowParallelInProgress: false }, { http: { policy: { allowParallelInProgress: false }, pollMs: 100 } });
 
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
-  client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
-  server = await startHttpServer({ client, port: 0, policy: { allowParallelInProgress: false }, pollMs: 100 });
-});
-
-after(async () => {
-  await server.close();
-  await client.closeConnection();
-  await worker.stop();
-});
-
-function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, base = server.url) {
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, base = bed.http.url) {
   return httpCall(base, method, path, body, headers);
 }
 
@@ -105,7 +90,7 @@ describe('HTTP API', () => {
     assert.equal(await codeOf(call('GET', `/sessions/${uniqueId('missing')}`)), '404 session-not-found');
     assert.equal(await codeOf(call('GET', '/no/such/endpoint')), '404 no-such-endpoint');
     // A small limit, so the whole body is sent before the answer comes back.
-    const small = await startHttpServer({ client, port: 0, bodyLimitBytes: 1000 });
+    const small = await startHttpServer({ client: bed.client, port: 0, bodyLimitBytes: 1000 });
     try {
       const tooLarge = await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('x'.repeat(1500))] }, {}, small.url);
       assert.equal(tooLarge.status, 413);
@@ -164,7 +149,7 @@ describe('HTTP API', () => {
     const id = uniqueId('http-sse');
     await call('POST', `/sessions/${id}/todo_write`, { todos: [todo('first')] });
     const controller = new AbortController();
-    const response = await fetch(`${server.url}/sessions/${encodeURIComponent(id)}/events`, { signal: controller.signal });
+    const response = await fetch(`${bed.http.url}/sessions/${encodeURIComponent(id)}/events`, { signal: controller.signal });
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
     const reader = response.body!.getReader();
@@ -202,7 +187,7 @@ describe('HTTP API', () => {
 
 describe('HTTP security and availability', () => {
   test('with a token every endpoint but /healthz and the page needs the bearer token', async () => {
-    const guarded = await startHttpServer({ client, port: 0, token: 's3cret' });
+    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 's3cret' });
     try {
       assert.equal((await call('GET', '/sessions', undefined, {}, guarded.url)).status, 401);
       assert.equal((await call('GET', '/sessions', undefined, { Authorization: 'Bearer wrong' }, guarded.url)).status, 401);
@@ -217,10 +202,10 @@ describe('HTTP security and availability', () => {
   });
 
   test('binds to 127.0.0.1 by default and sends no CORS headers unless configured', async () => {
-    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const plain = await fetch(`${server.url}/healthz`, { headers: { Origin: 'http://evil.example' } });
+    assert.match(bed.http.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const plain = await fetch(`${bed.http.url}/healthz`, { headers: { Origin: 'http://evil.example' } });
     assert.equal(plain.headers.get('access-control-allow-origin'), null);
-    const open = await startHttpServer({ client, port: 0, corsOrigins: ['http://dashboard.example'] });
+    const open = await startHttpServer({ client: bed.client, port: 0, corsOrigins: ['http://dashboard.example'] });
     try {
       const allowed = await fetch(`${open.url}/healthz`, { headers: { Origin: 'http://dashboard.example' } });
       assert.equal(allowed.headers.get('access-control-allow-origin'), 'http://dashboard.example');
@@ -230,7 +215,7 @@ describe('HTTP security and availability', () => {
   });
 
   test('with Temporal unreachable the service answers 503 quickly', async () => {
-    const nowhere = SessionClient.lazy({ address: `127.0.0.1:${await findFreePort()}`, taskQueue });
+    const nowhere = SessionClient.lazy({ address: `127.0.0.1:${await findFreePort()}`, taskQueue: bed.taskQueue });
     const down = await startHttpServer({ client: nowhere, port: 0, temporalTimeoutMs: 1500 });
     try {
       const started = Date.now();

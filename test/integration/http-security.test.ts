@@ -1,31 +1,21 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import { after, before, describe, test } from 'node:test';
-import { SessionClient } from '../../src/client';
-import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { before, describe, test } from 'node:test';
+import { startHttpServer } from '../../src/http/server';
+import { countAcceptedUpdates, httpCall, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('http-security');
 const ALLOWED_ORIGIN = 'http://dashboard.example';
 const EVIL = 'http://evil.example';
-let worker: TestWorker;
-let client: SessionClient;
-/** Bound to 127.0.0.1, no token, one allowed CORS origin and two configured Host names. */
-let server: HttpServer;
+/** The HTTP service here is bound to 127.0.0.1, with no token, one allowed CORS origin and two configured Host names. */
+const bed = useTestBed('http-security', { allowParallelInProgress: false }, {
+  http: { corsOrigins: [ALLOWED_ORIGIN], allowedHosts: ['agents.example', 'proxy.example:9443'] },
+});
 let port: number;
 
 before(async () => {
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
-  client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
-  server = await startHttpServer({ client, port: 0, corsOrigins: [ALLOWED_ORIGIN], allowedHosts: ['agents.example', 'proxy.example:9443'] });
-  port = Number(new URL(server.url).port);
-});
-
-after(async () => {
-  await server.close();
-  await client.closeConnection();
-  await worker.stop();
+  await bed.ready;
+  port = Number(new URL(bed.http.url).port);
 });
 
 interface RawAnswer {
@@ -40,7 +30,7 @@ interface RawAnswer {
  * it: node:http adds nothing but `Host` (replaced when given) and `Content-Length` for a body;
  * fetch() would add a Content-Type of its own and cannot set `Host`.
  */
-function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string, base = server.url): Promise<RawAnswer> {
+function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string, base = bed.http.url): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path}`, { method, headers }, (res) => {
       let text = '';
@@ -66,13 +56,13 @@ const list = JSON.stringify({ todos: [todo('Injected by another site', 'in_progr
 /** A session with one accepted write, written as a plain client would. */
 async function sessionWithOneWrite(): Promise<string> {
   const id = uniqueId('http-sec');
-  const first = await httpCall(server.url, 'POST', `/sessions/${id}/todo_write`, { todos: [todo('Written by the owner')] });
+  const first = await httpCall(bed.http.url, 'POST', `/sessions/${id}/todo_write`, { todos: [todo('Written by the owner')] });
   assert.equal(first.status, 200, JSON.stringify(first.json));
   return id;
 }
 
 async function acceptedWrites(id: string): Promise<number> {
-  return countAcceptedUpdates((await httpCall(server.url, 'GET', `/sessions/${id}/history`)).json);
+  return countAcceptedUpdates((await httpCall(bed.http.url, 'GET', `/sessions/${id}/history`)).json);
 }
 
 describe('writes from web pages of other sites', () => {
@@ -83,7 +73,7 @@ describe('writes from web pages of other sites', () => {
     assert.equal(answer.json.code, 'forbidden-origin');
     assert.match(answer.json.error, /evil\.example.*AGENT_SESSIONS_CORS_ORIGINS/);
     assert.equal(await acceptedWrites(id), 1);
-    assert.deepEqual((await httpCall(server.url, 'GET', `/sessions/${id}/todos`)).json, [todo('Written by the owner')]);
+    assert.deepEqual((await httpCall(bed.http.url, 'GET', `/sessions/${id}/todos`)).json, [todo('Written by the owner')]);
   });
 
   // Everything a page can send without a CORS preflight: a "simple" POST whose Content-Type is
@@ -107,7 +97,7 @@ describe('writes from web pages of other sites', () => {
         assert.equal(answer.json.code, 'forbidden-origin');
       }
       assert.equal(await acceptedWrites(id), 1);
-      const state = (await httpCall(server.url, 'GET', `/sessions/${id}`)).json;
+      const state = (await httpCall(bed.http.url, 'GET', `/sessions/${id}`)).json;
       assert.equal(state.turn, 0, 'no turn was started');
       assert.equal(state.closed, false);
     });
@@ -140,7 +130,7 @@ describe('writes from web pages of other sites', () => {
 
   test('a POST from the service’s own page (same Origin) is accepted', async () => {
     const id = uniqueId('http-sec-same');
-    const answer = await raw('POST', `/sessions/${id}/todo_write`, { Origin: server.url, 'Sec-Fetch-Site': 'same-origin', 'Content-Type': 'application/json' }, list);
+    const answer = await raw('POST', `/sessions/${id}/todo_write`, { Origin: bed.http.url, 'Sec-Fetch-Site': 'same-origin', 'Content-Type': 'application/json' }, list);
     assert.equal(answer.status, 200, answer.text);
     assert.equal(await acceptedWrites(id), 1);
   });
@@ -212,11 +202,11 @@ describe('the Host header (DNS rebinding)', () => {
   });
 
   test('a malformed AGENT_SESSIONS_ALLOWED_HOSTS entry is refused at start, naming the setting', async () => {
-    await assert.rejects(startHttpServer({ client, port: 0, allowedHosts: ['http://agents.example/'] }), /AGENT_SESSIONS_ALLOWED_HOSTS: "http:\/\/agents\.example\/" is not a host name/);
+    await assert.rejects(startHttpServer({ client: bed.client, port: 0, allowedHosts: ['http://agents.example/'] }), /AGENT_SESSIONS_ALLOWED_HOSTS: "http:\/\/agents\.example\/" is not a host name/);
   });
 
   test("bound to every interface (as in docker-compose.yml), the machine's own addresses answer, including compose's healthcheck on 127.0.0.1:8080", async () => {
-    const open = await startHttpServer({ client, port: 0, host: '0.0.0.0' });
+    const open = await startHttpServer({ client: bed.client, port: 0, host: '0.0.0.0' });
     try {
       const openPort = new URL(open.url).port;
       const base = `http://127.0.0.1:${openPort}`;
@@ -238,7 +228,7 @@ describe('the Host header (DNS rebinding)', () => {
 
 describe('the bearer token', () => {
   test('with a token, a request without it or with a wrong one is refused with 401 and a JSON sentence; a malformed header with 400', async () => {
-    const guarded = await startHttpServer({ client, port: 0, token: 's3cret' });
+    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 's3cret' });
     try {
       const missing = await raw('GET', '/sessions', {}, undefined, guarded.url);
       assert.equal(missing.status, 401);
@@ -257,6 +247,6 @@ describe('the bearer token', () => {
   });
 
   test('a token with characters a bearer token cannot carry is refused at start', async () => {
-    await assert.rejects(startHttpServer({ client, port: 0, token: 'has spaces!' }), /AGENT_SESSIONS_TOKEN holds characters a bearer token cannot carry/);
+    await assert.rejects(startHttpServer({ client: bed.client, port: 0, token: 'has spaces!' }), /AGENT_SESSIONS_TOKEN holds characters a bearer token cannot carry/);
   });
 });

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { InvalidInputError, type SessionClient } from '../../src/client';
-import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { connectClient, httpCall, runCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { before, test } from 'node:test';
+import { InvalidInputError } from '../../src/client';
+import { httpCall, runCli, startWorker, todo, uniqueId, useTestBed } from '../helpers';
 
 // A task queue of its own: the listing sees only this file's sessions.
-const taskQueue = uniqueId('listing');
-let worker: TestWorker;
-let client: SessionClient;
-let http: HttpServer;
+const bed = useTestBed('listing', { allowParallelInProgress: true }, { http: {} });
 const parent = uniqueId('lister');
 const ids: string[] = [];
 
@@ -21,61 +17,53 @@ async function settled(check: () => Promise<boolean>): Promise<void> {
 }
 
 before(async () => {
-  worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
-  client = await connectClient(taskQueue);
-  http = await startHttpServer({ client, port: 0 });
-  await client.todoWrite(parent, { todos: [todo('Delegate', 'in_progress')] });
-  for (const name of ['a', 'b', 'c']) ids.push((await client.spawnSubagent(parent, { name })).sessionId);
-  await client.todoWrite(ids[0]!, { todos: [todo('Work', 'in_progress'), todo('Then this')] });
-  await client.todoWrite(ids[1]!, { todos: [todo('Done', 'completed')] });
-  await client.close(ids[2]!);
-  await settled(async () => (await client.list()).filter((s) => s.version !== null && s.version > 0).length === 4);
-});
-
-after(async () => {
-  await http.close();
-  await client.closeConnection();
-  await worker.stop();
+  await bed.ready;
+  await bed.client.todoWrite(parent, { todos: [todo('Delegate', 'in_progress')] });
+  for (const name of ['a', 'b', 'c']) ids.push((await bed.client.spawnSubagent(parent, { name })).sessionId);
+  await bed.client.todoWrite(ids[0]!, { todos: [todo('Work', 'in_progress'), todo('Then this')] });
+  await bed.client.todoWrite(ids[1]!, { todos: [todo('Done', 'completed')] });
+  await bed.client.close(ids[2]!);
+  await settled(async () => (await bed.client.list()).filter((s) => s.version !== null && s.version > 0).length === 4);
 });
 
 test('the listing comes from search attributes: counts, version, parent and status of every session, no session queried', async () => {
-  const listed = new Map((await client.list()).map((s) => [s.id, s]));
+  const listed = new Map((await bed.client.list()).map((s) => [s.id, s]));
   assert.deepEqual(listed.get(ids[0]!)?.counts, { pending: 1, in_progress: 1, completed: 0 });
   assert.equal(listed.get(ids[0]!)?.parent, parent);
   assert.equal(listed.get(ids[2]!)?.status, 'closed');
   assert.equal(listed.get(parent)?.parent, null);
   // With the worker gone no session can answer a query; the listing does not need one.
-  await worker.stop();
+  await bed.worker.stop();
   try {
-    const again = await client.list();
+    const again = await bed.client.list();
     assert.deepEqual(again.find((s) => s.id === ids[0])?.counts, { pending: 1, in_progress: 1, completed: 0 });
   } finally {
-    worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
+    bed.worker = await startWorker({ allowParallelInProgress: true }, bed.taskQueue);
   }
 });
 
 test('filters: open, the subagents of a parent, work in progress', async () => {
-  assert.deepEqual((await client.list({ parent })).map((s) => s.id).sort(), [...ids].sort());
-  assert.deepEqual((await client.list({ open: true, parent })).map((s) => s.id).sort(), [ids[0], ids[1]].sort());
-  assert.deepEqual((await client.list({ inProgress: true })).map((s) => s.id).sort(), [parent, ids[0]].sort());
+  assert.deepEqual((await bed.client.list({ parent })).map((s) => s.id).sort(), [...ids].sort());
+  assert.deepEqual((await bed.client.list({ open: true, parent })).map((s) => s.id).sort(), [ids[0], ids[1]].sort());
+  assert.deepEqual((await bed.client.list({ inProgress: true })).map((s) => s.id).sort(), [parent, ids[0]].sort());
 });
 
 test('pages: limit, a next-page token, and every session exactly once', async () => {
   const seen: string[] = [];
   let token: string | undefined;
   for (let pages = 0; pages < 10; pages++) {
-    const page = await client.listPage({ limit: 1, ...(token !== undefined ? { pageToken: token } : {}) });
+    const page = await bed.client.listPage({ limit: 1, ...(token !== undefined ? { pageToken: token } : {}) });
     assert.ok(page.sessions.length <= 1);
     seen.push(...page.sessions.map((s) => s.id));
     if (page.nextPageToken === null) break;
     token = page.nextPageToken;
   }
   assert.deepEqual([...seen].sort(), [parent, ...ids].sort());
-  await assert.rejects(client.listPage({ limit: 1, pageToken: 'not-a-token' }), InvalidInputError);
+  await assert.rejects(bed.client.listPage({ limit: 1, pageToken: 'not-a-token' }), InvalidInputError);
 });
 
 test('the CLI lists with the same filters, and with --limit prints the page and its token', async () => {
-  const env = { AGENT_SESSIONS_TASK_QUEUE: taskQueue };
+  const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
   const children = await runCli(['list', '--parent', parent, '--json'], { env });
   assert.equal(children.code, 0, children.stderr);
   assert.deepEqual((JSON.parse(children.stdout) as Array<{ id: string }>).map((s) => s.id).sort(), [...ids].sort());
@@ -91,22 +79,22 @@ test('the CLI lists with the same filters, and with --limit prints the page and 
 });
 
 test('GET /sessions answers one page with the next-page token in X-Next-Page-Token, and the filters', async () => {
-  const first = await httpCall(http.url, 'GET', '/sessions?limit=3');
+  const first = await httpCall(bed.http.url, 'GET', '/sessions?limit=3');
   assert.equal(first.status, 200);
   assert.equal(first.json.length, 3);
   const token = first.headers.get('x-next-page-token');
   assert.ok(token);
-  const second = await httpCall(http.url, 'GET', `/sessions?limit=3&pageToken=${encodeURIComponent(token)}`);
+  const second = await httpCall(bed.http.url, 'GET', `/sessions?limit=3&pageToken=${encodeURIComponent(token)}`);
   assert.equal(second.json.length, 1);
   assert.equal(second.headers.get('x-next-page-token'), null);
-  const inProgress = await httpCall(http.url, 'GET', `/sessions?inProgress=true&parent=${encodeURIComponent(parent)}`);
+  const inProgress = await httpCall(bed.http.url, 'GET', `/sessions?inProgress=true&parent=${encodeURIComponent(parent)}`);
   assert.deepEqual(inProgress.json.map((s: { id: string }) => s.id), [ids[0]]);
-  const bad = await httpCall(http.url, 'GET', '/sessions?pageToken=garbage');
+  const bad = await httpCall(bed.http.url, 'GET', '/sessions?pageToken=garbage');
   assert.equal(bad.status, 400);
 });
 
 test('a tree finds each level with the parent search attribute, in spawn order', async () => {
-  const tree = await client.tree(parent);
+  const tree = await bed.client.tree(parent);
   assert.deepEqual(tree.children.map((child) => child.name), ['a', 'b', 'c']);
   assert.deepEqual(tree.children[0]?.counts, { pending: 1, in_progress: 1, completed: 0 });
 });

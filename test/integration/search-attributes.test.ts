@@ -1,29 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { InvalidSettingError, type SessionClient } from '../../src/client';
+import { test } from 'node:test';
+import { InvalidSettingError } from '../../src/client';
 import { loggedSignals } from '../../src/history';
 import { SESSION_SEARCH_ATTRIBUTES } from '../../src/session';
 import { createWorker } from '../../src/worker';
-import { connectClient, runTemporalCli, startWorker, temporalAddress, todo, uniqueId, type TestWorker } from '../helpers';
+import { runTemporalCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('indexed');
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
-  client = await connectClient(taskQueue);
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-});
+const bed = useTestBed('indexed', { allowParallelInProgress: true });
 
 /** The session's search attributes as visibility reports them, once it has caught up. */
 async function indexed(id: string, version: number): Promise<Record<string, unknown>> {
   for (let i = 0; i < 100; i++) {
-    const description = await client.temporal.workflow.getHandle(id).describe();
+    const description = await bed.client.temporal.workflow.getHandle(id).describe();
     const found = Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
     if (found.AgentSessionVersion === version) return found;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -33,7 +21,7 @@ async function indexed(id: string, version: number): Promise<Record<string, unkn
 
 test("a session's search attributes follow its state: counts, version, last update, closed, and a subagent's parent", async () => {
   const id = uniqueId('indexed');
-  await client.todoWrite(id, { todos: [todo('A', 'completed'), todo('B', 'in_progress'), todo('C'), todo('D')] });
+  await bed.client.todoWrite(id, { todos: [todo('A', 'completed'), todo('B', 'in_progress'), todo('C'), todo('D')] });
   let found = await indexed(id, 1);
   assert.equal(found.AgentSessionPending, 2);
   assert.equal(found.AgentSessionInProgress, 1);
@@ -41,13 +29,13 @@ test("a session's search attributes follow its state: counts, version, last upda
   assert.equal(found.AgentSessionClosed, false);
   assert.ok(found.AgentSessionUpdatedAt instanceof Date);
   assert.equal(found.AgentSessionParent, undefined);
-  await client.spawnSubagent(id, { name: 'child' });
+  await bed.client.spawnSubagent(id, { name: 'child' });
   const child = await indexed(`${id}/child`, 0);
   assert.equal(child.AgentSessionParent, id);
-  await client.close(id);
+  await bed.client.close(id);
   found = await indexed(id, 4);
   assert.equal(found.AgentSessionClosed, true);
-  assert.deepEqual(loggedSignals(await client.exportHistory(id)).map((s) => s.name), ['subagent/closed']);
+  assert.deepEqual(loggedSignals(await bed.client.exportHistory(id)).map((s) => s.name), ['subagent/closed']);
 });
 
 test('a worker pointed at a namespace that lacks the attributes refuses to start, naming each and how to add it', async () => {

@@ -1,36 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SessionClosedError, SessionNotFoundError, type SessionClient } from '../../src/client';
-import {
-  assertRejected,
-  connectClient,
-  countAcceptedUpdates,
-  runTemporalCli,
-  startWorker,
-  todo,
-  uniqueId,
-  type TestWorker,
-} from '../helpers';
+import { describe, test } from 'node:test';
+import { SessionClosedError, SessionNotFoundError } from '../../src/client';
+import { assertRejected, countAcceptedUpdates, runTemporalCli, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('session-test');
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
-  client = await connectClient(taskQueue);
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-});
+const bed = useTestBed('session-test', { allowParallelInProgress: false });
 
 describe('todo_write', () => {
   test('an accepted write returns the counts and the render line, and the query answers the list', async () => {
     const id = uniqueId('accept');
-    await client.start(id);
-    const result = await client.todoWrite(id, {
+    await bed.client.start(id);
+    const result = await bed.client.todoWrite(id, {
       todos: [todo('Run lint', 'completed'), todo('Fix errors', 'in_progress'), todo('Re-run lint'), todo('Commit')],
     });
     assert.deepEqual(result, {
@@ -40,7 +19,7 @@ describe('todo_write', () => {
       message: 'Updated todo list: 2 pending, 1 in progress, 1 completed',
       version: 1,
     });
-    assert.deepEqual(await client.todos(id), [
+    assert.deepEqual(await bed.client.todos(id), [
       todo('Run lint', 'completed'),
       todo('Fix errors', 'in_progress'),
       todo('Re-run lint'),
@@ -50,66 +29,66 @@ describe('todo_write', () => {
 
   test('a write replaces the whole list and writing the same list twice gives the same state', async () => {
     const id = uniqueId('replace');
-    await client.start(id);
-    await client.todoWrite(id, { todos: [todo('a'), todo('b')] });
-    await client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
-    await client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
-    assert.deepEqual(await client.todos(id), [todo('c', 'in_progress')]);
-    assert.equal((await client.session(id)).version, 3);
+    await bed.client.start(id);
+    await bed.client.todoWrite(id, { todos: [todo('a'), todo('b')] });
+    await bed.client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
+    await bed.client.todoWrite(id, { todos: [todo('c', 'in_progress')] });
+    assert.deepEqual(await bed.client.todos(id), [todo('c', 'in_progress')]);
+    assert.equal((await bed.client.session(id)).version, 3);
   });
 
   test('the client trims content before sending, so the stored item holds the trimmed text', async () => {
     const id = uniqueId('trim');
-    await client.start(id);
-    await client.todoWrite(id, { todos: [todo('  Run lint \n'), todo('\tFix')] });
-    assert.deepEqual(await client.todos(id), [todo('Run lint'), todo('Fix')]);
+    await bed.client.start(id);
+    await bed.client.todoWrite(id, { todos: [todo('  Run lint \n'), todo('\tFix')] });
+    assert.deepEqual(await bed.client.todos(id), [todo('Run lint'), todo('Fix')]);
   });
 
   test('a rejected write leaves nothing in the exported history', async () => {
     const id = uniqueId('reject');
-    await client.start(id);
-    await client.todoWrite(id, { todos: [todo('only', 'in_progress')] });
-    await assertRejected(client.todoWrite(id, { todos: [todo('a', 'in_progress'), todo('b', 'in_progress')] }), 'parallel-in-progress', /got 2/);
-    await assertRejected(client.todoWrite(id, { todos: [todo('a'), todo(' a ')] }), 'duplicate-content', /todos\[1\]\.content "a"/);
-    await assertRejected(client.todoWrite(id, { todos: [{ content: 'a', status: 'pending', priority: 1 }] }), 'shape', /"priority"/);
-    await assertRejected(client.todoWrite(id, { todos: [todo('   ')] }), 'empty-content', /todos\[0\]\.content/);
-    await assertRejected(client.todoWrite(id, { todos: [{ content: 'a', status: 'done' }] }), 'shape', /"done"/);
-    await assertRejected(client.todoWrite(id, { todos: 'a list' }), 'shape', /todos must be an array/);
-    const history = await client.exportHistory(id);
+    await bed.client.start(id);
+    await bed.client.todoWrite(id, { todos: [todo('only', 'in_progress')] });
+    await assertRejected(bed.client.todoWrite(id, { todos: [todo('a', 'in_progress'), todo('b', 'in_progress')] }), 'parallel-in-progress', /got 2/);
+    await assertRejected(bed.client.todoWrite(id, { todos: [todo('a'), todo(' a ')] }), 'duplicate-content', /todos\[1\]\.content "a"/);
+    await assertRejected(bed.client.todoWrite(id, { todos: [{ content: 'a', status: 'pending', priority: 1 }] }), 'shape', /"priority"/);
+    await assertRejected(bed.client.todoWrite(id, { todos: [todo('   ')] }), 'empty-content', /todos\[0\]\.content/);
+    await assertRejected(bed.client.todoWrite(id, { todos: [{ content: 'a', status: 'done' }] }), 'shape', /"done"/);
+    await assertRejected(bed.client.todoWrite(id, { todos: 'a list' }), 'shape', /todos must be an array/);
+    const history = await bed.client.exportHistory(id);
     assert.equal(countAcceptedUpdates(history), 1, 'only the one accepted write is in history');
-    assert.deepEqual(await client.todos(id), [todo('only', 'in_progress')]);
-    assert.equal((await client.session(id)).version, 1);
+    assert.deepEqual(await bed.client.todos(id), [todo('only', 'in_progress')]);
+    assert.equal((await bed.client.session(id)).version, 1);
   });
 
   test('the first write to a session that does not exist creates it (update-with-start)', async () => {
     const id = uniqueId('first-write');
-    const result = await client.todoWrite(id, { todos: [todo('Plan', 'in_progress')] });
+    const result = await bed.client.todoWrite(id, { todos: [todo('Plan', 'in_progress')] });
     assert.equal(result.version, 1);
-    assert.deepEqual(await client.todos(id), [todo('Plan', 'in_progress')]);
-    assert.equal((await client.start(id)).created, false, 'the write started it');
+    assert.deepEqual(await bed.client.todos(id), [todo('Plan', 'in_progress')]);
+    assert.equal((await bed.client.start(id)).created, false, 'the write started it');
   });
 
   test('a call that names no session is an error, never a silent no-op, and an unknown session is reported by id', async () => {
-    await assert.rejects(client.todoWrite('', { todos: [] }), /session id is required/);
-    await assert.rejects(client.todos(uniqueId('missing')), SessionNotFoundError);
-    await assert.rejects(client.turnStart(uniqueId('missing')), SessionNotFoundError);
+    await assert.rejects(bed.client.todoWrite('', { todos: [] }), /session id is required/);
+    await assert.rejects(bed.client.todos(uniqueId('missing')), SessionNotFoundError);
+    await assert.rejects(bed.client.turnStart(uniqueId('missing')), SessionNotFoundError);
   });
 });
 
 describe('turns and closing', () => {
   test('turn/start clears the list, turn/end keeps it, and the session query follows the turns', async () => {
     const id = uniqueId('turns');
-    await client.start(id);
-    await client.turnStart(id);
-    await client.todoWrite(id, { todos: [todo('plan', 'completed')] });
-    await client.turnEnd(id);
-    assert.deepEqual(await client.todos(id), [todo('plan', 'completed')], 'the finished list stays visible after turn/end');
-    let session = await client.session(id);
+    await bed.client.start(id);
+    await bed.client.turnStart(id);
+    await bed.client.todoWrite(id, { todos: [todo('plan', 'completed')] });
+    await bed.client.turnEnd(id);
+    assert.deepEqual(await bed.client.todos(id), [todo('plan', 'completed')], 'the finished list stays visible after turn/end');
+    let session = await bed.client.session(id);
     assert.equal(session.turn, 1);
     assert.equal(session.turnOpen, false);
-    await client.turnStart(id);
-    assert.equal(await client.todos(id), null, 'a new turn starts with no plan');
-    session = await client.session(id);
+    await bed.client.turnStart(id);
+    assert.equal(await bed.client.todos(id), null, 'a new turn starts with no plan');
+    session = await bed.client.session(id);
     assert.deepEqual(
       { turn: session.turn, turnOpen: session.turnOpen, todos: session.todos, version: session.version, counts: session.counts },
       { turn: 2, turnOpen: true, todos: null, version: 4, counts: { pending: 0, in_progress: 0, completed: 0 } },
@@ -118,51 +97,51 @@ describe('turns and closing', () => {
 
   test('starting a running session succeeds and changes nothing', async () => {
     const id = uniqueId('idempotent-start');
-    assert.equal((await client.start(id)).created, true);
-    await client.todoWrite(id, { todos: [todo('keep me')] });
-    const again = await client.start(id);
+    assert.equal((await bed.client.start(id)).created, true);
+    await bed.client.todoWrite(id, { todos: [todo('keep me')] });
+    const again = await bed.client.start(id);
     assert.equal(again.created, false);
-    assert.deepEqual(await client.todos(id), [todo('keep me')]);
+    assert.deepEqual(await bed.client.todos(id), [todo('keep me')]);
   });
 
   test('a closed session completes, still answers queries, and refuses writes and turns', async () => {
     const id = uniqueId('close');
-    await client.start(id);
-    await client.todoWrite(id, { todos: [todo('done', 'completed')] });
-    const closed = await client.close(id);
+    await bed.client.start(id);
+    await bed.client.todoWrite(id, { todos: [todo('done', 'completed')] });
+    const closed = await bed.client.close(id);
     assert.equal(closed.closed, true);
-    const description = await client.temporal.workflow.getHandle(id).describe();
+    const description = await bed.client.temporal.workflow.getHandle(id).describe();
     assert.equal(description.status.name, 'COMPLETED');
-    assert.deepEqual(await client.todos(id), [todo('done', 'completed')]);
-    assert.equal((await client.session(id)).closed, true);
-    await assert.rejects(client.todoWrite(id, { todos: [] }), SessionClosedError);
-    await assert.rejects(client.turnStart(id), SessionClosedError);
-    await assert.rejects(client.start(id), SessionClosedError);
-    assert.equal((await client.close(id)).closed, true, 'closing twice is fine');
+    assert.deepEqual(await bed.client.todos(id), [todo('done', 'completed')]);
+    assert.equal((await bed.client.session(id)).closed, true);
+    await assert.rejects(bed.client.todoWrite(id, { todos: [] }), SessionClosedError);
+    await assert.rejects(bed.client.turnStart(id), SessionClosedError);
+    await assert.rejects(bed.client.start(id), SessionClosedError);
+    assert.equal((await bed.client.close(id)).closed, true, 'closing twice is fine');
   });
 });
 
 describe('foreign clients', () => {
   test('a write sent by `temporal workflow update execute` behaves exactly like one from this client', async () => {
     const id = uniqueId('foreign');
-    await client.start(id);
+    await bed.client.start(id);
     const list = { todos: [todo('From Go', 'in_progress'), todo('Then more')] };
     const ours = uniqueId('ours');
-    await client.start(ours);
-    const ourResult = await client.todoWrite(ours, list);
+    await bed.client.start(ours);
+    const ourResult = await bed.client.todoWrite(ours, list);
 
     const accepted = await runTemporalCli(['workflow', 'update', 'execute', '-w', id, '--name', 'todo_write', '--input', JSON.stringify(list), '-o', 'json']);
     assert.equal(accepted.code, 0, accepted.stderr);
     assert.deepEqual(JSON.parse(accepted.stdout).result, ourResult);
-    assert.deepEqual(await client.todos(id), list.todos);
+    assert.deepEqual(await bed.client.todos(id), list.todos);
 
     const bad = { todos: [todo('x', 'in_progress'), todo('y', 'in_progress')] };
     const rejected = await runTemporalCli(['workflow', 'update', 'execute', '-w', id, '--name', 'todo_write', '--input', JSON.stringify(bad)]);
     assert.notEqual(rejected.code, 0);
     assert.match(rejected.stderr, /at most one todo may be in_progress .*got 2/);
-    const ourRejection = await assertRejected(client.todoWrite(ours, bad), 'parallel-in-progress');
+    const ourRejection = await assertRejected(bed.client.todoWrite(ours, bad), 'parallel-in-progress');
     assert.ok(rejected.stderr.includes(ourRejection.message), 'the same sentence reaches both clients');
-    assert.equal(countAcceptedUpdates(await client.exportHistory(id)), 1);
+    assert.equal(countAcceptedUpdates(await bed.client.exportHistory(id)), 1);
 
     const query = await runTemporalCli(['workflow', 'query', '-w', id, '--name', 'todos', '-o', 'json']);
     assert.equal(query.code, 0, query.stderr);
@@ -170,17 +149,17 @@ describe('foreign clients', () => {
 
     const signal = await runTemporalCli(['workflow', 'signal', '-w', id, '--name', 'turn/start']);
     assert.equal(signal.code, 0, signal.stderr);
-    assert.equal(await client.todos(id), null);
+    assert.equal(await bed.client.todos(id), null);
   });
 
   test('the exported history has the shape `temporal workflow show --output json` prints', async () => {
     const id = uniqueId('show');
-    await client.start(id);
-    await client.todoWrite(id, { todos: [todo('compare')] });
-    await client.turnEnd(id);
+    await bed.client.start(id);
+    await bed.client.todoWrite(id, { todos: [todo('compare')] });
+    await bed.client.turnEnd(id);
     // A closed session's history no longer grows, so the two exports see the same events.
-    await client.close(id);
-    const ours = await client.exportHistory(id);
+    await bed.client.close(id);
+    const ours = await bed.client.exportHistory(id);
     const shown = await runTemporalCli(['workflow', 'show', '-w', id, '--output', 'json']);
     assert.equal(shown.code, 0, shown.stderr);
     assert.deepEqual(ours, JSON.parse(shown.stdout));

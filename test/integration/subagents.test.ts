@@ -1,46 +1,33 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { SessionClient } from '../../src/client';
+import { describe, test } from 'node:test';
 import { subagentSpawnUpdate } from '../../workflows/messages';
-import { assertRejected, connectClient, countAcceptedUpdates, runCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { assertRejected, countAcceptedUpdates, runCli, todo, uniqueId, useTestBed } from '../helpers';
 
-const taskQueue = uniqueId('subagents');
-let worker: TestWorker;
-let client: SessionClient;
-
-before(async () => {
-  worker = await startWorker({ allowParallelInProgress: true }, taskQueue);
-  client = await connectClient(taskQueue);
-});
-
-after(async () => {
-  await client.closeConnection();
-  await worker.stop();
-});
+const bed = useTestBed('subagents', { allowParallelInProgress: true });
 
 describe('subagents', () => {
   test('a parent with three subagents working in parallel shows up in tree and list while running and after closing', async () => {
     const parent = uniqueId('parent');
-    await client.start(parent);
-    await client.turnStart(parent);
+    await bed.client.start(parent);
+    await bed.client.turnStart(parent);
     const names = ['tests', 'docs', 'lint'];
-    const children = await Promise.all(names.map((name) => client.spawnSubagent(parent, { name, task: `handle ${name}` })));
+    const children = await Promise.all(names.map((name) => bed.client.spawnSubagent(parent, { name, task: `handle ${name}` })));
     assert.deepEqual(children.map((c) => c.sessionId), names.map((name) => `${parent}/${name}`));
-    await client.todoWrite(parent, { todos: names.map((name) => todo(`Subagent ${name}`, 'in_progress')) });
+    await bed.client.todoWrite(parent, { todos: names.map((name) => todo(`Subagent ${name}`, 'in_progress')) });
 
     // Each subagent plans over two turns, all three at once.
     await Promise.all(
       children.map(async ({ sessionId, name }) => {
         for (let turn = 1; turn <= 2; turn++) {
-          await client.turnStart(sessionId);
-          await client.todoWrite(sessionId, { todos: [todo(`${name} step 1`, 'in_progress'), todo(`${name} step 2`, 'in_progress')] });
-          await client.todoWrite(sessionId, { todos: [todo(`${name} step 1`, 'completed'), todo(`${name} step 2`, turn === 2 ? 'completed' : 'in_progress')] });
-          await client.turnEnd(sessionId);
+          await bed.client.turnStart(sessionId);
+          await bed.client.todoWrite(sessionId, { todos: [todo(`${name} step 1`, 'in_progress'), todo(`${name} step 2`, 'in_progress')] });
+          await bed.client.todoWrite(sessionId, { todos: [todo(`${name} step 1`, 'completed'), todo(`${name} step 2`, turn === 2 ? 'completed' : 'in_progress')] });
+          await bed.client.turnEnd(sessionId);
         }
       }),
     );
 
-    const tree = await client.tree(parent);
+    const tree = await bed.client.tree(parent);
     assert.equal(tree.id, parent);
     assert.deepEqual(tree.counts, { pending: 0, in_progress: 3, completed: 0 });
     assert.deepEqual(tree.children.map((c) => c.id).sort(), children.map((c) => c.sessionId).sort());
@@ -48,67 +35,67 @@ describe('subagents', () => {
       assert.deepEqual(child.counts, { pending: 0, in_progress: 0, completed: 2 });
       assert.equal(child.closed, false);
     }
-    const session = await client.session(`${parent}/docs`);
+    const session = await bed.client.session(`${parent}/docs`);
     assert.deepEqual(session.parent, { sessionId: parent, name: 'docs' });
     assert.equal(session.task, 'handle docs');
     assert.equal(session.turn, 2);
 
-    const listed = await client.list({ open: true });
+    const listed = await bed.client.list({ open: true });
     const mine = listed.filter((s) => s.id === parent || s.parent === parent);
     assert.equal(mine.length, 4);
     assert.ok(mine.every((s) => s.status === 'running'));
     assert.deepEqual(mine.find((s) => s.id === `${parent}/lint`)?.counts, { pending: 0, in_progress: 0, completed: 2 });
 
     // Closing the parent closes its open subagents first; each reports its final counts.
-    const closed = await client.close(parent);
+    const closed = await bed.client.close(parent);
     assert.equal(closed.closed, true);
     assert.equal(closed.children.length, 3);
     for (const child of closed.children) {
       assert.equal(child.closed, true, `${child.name} reported closing`);
       assert.deepEqual(child.counts, { pending: 0, in_progress: 0, completed: 2 });
     }
-    const afterClose = await client.tree(parent);
+    const afterClose = await bed.client.tree(parent);
     assert.equal(afterClose.closed, true);
     assert.ok(afterClose.children.every((c) => c.closed));
     assert.deepEqual(afterClose.children.find((c) => c.id === `${parent}/tests`)?.todos, [todo('tests step 1', 'completed'), todo('tests step 2', 'completed')]);
 
-    const all = await client.list();
+    const all = await bed.client.list();
     const closedNow = all.filter((s) => s.id === parent || s.parent === parent);
     assert.equal(closedNow.length, 4);
     assert.ok(closedNow.every((s) => s.status === 'closed'), JSON.stringify(closedNow));
-    assert.equal((await client.list({ open: true })).filter((s) => s.id === parent || s.parent === parent).length, 0);
+    assert.equal((await bed.client.list({ open: true })).filter((s) => s.id === parent || s.parent === parent).length, 0);
   });
 
   test('a subagent that closes on its own shows its final counts in the parent', async () => {
     const parent = uniqueId('parent');
-    await client.start(parent);
-    const { sessionId } = await client.spawnSubagent(parent, { name: 'worker-1' });
-    await client.todoWrite(sessionId, { todos: [todo('only step', 'completed')] });
-    await client.close(sessionId);
+    await bed.client.start(parent);
+    const { sessionId } = await bed.client.spawnSubagent(parent, { name: 'worker-1' });
+    await bed.client.todoWrite(sessionId, { todos: [todo('only step', 'completed')] });
+    await bed.client.close(sessionId);
     const deadline = Date.now() + 10_000;
-    let child = (await client.session(parent)).children[0];
+    let child = (await bed.client.session(parent)).children[0];
     while (child?.closed !== true && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      child = (await client.session(parent)).children[0];
+      child = (await bed.client.session(parent)).children[0];
     }
     assert.deepEqual(child, { name: 'worker-1', sessionId, task: null, closed: true, counts: { pending: 0, in_progress: 0, completed: 1 } });
-    assert.equal((await client.session(parent)).closed, false, 'the parent keeps running');
+    assert.equal((await bed.client.session(parent)).closed, false, 'the parent keeps running');
   });
 
   test('a spawn with a taken or malformed name is refused before it reaches history', async () => {
     const parent = uniqueId('parent');
-    await client.start(parent);
-    await client.spawnSubagent(parent, { name: 'a' });
-    await assertRejected(client.spawnSubagent(parent, { name: 'a' }), 'subagent-exists', /already has a subagent named "a"/);
-    await assertRejected(client.spawnSubagent(parent, { name: '' }), 'subagent-name', /name must be/);
-    await assertRejected(client.spawnSubagent(parent, { name: 'has space' }), 'subagent-name', /"has space"/);
-    await assertRejected(client.spawnSubagent(parent, { name: 'b', extra: 1 } as never), 'subagent-name', /"extra"/);
-    assert.equal(countAcceptedUpdates(await client.exportHistory(parent), subagentSpawnUpdate.name), 1);
-    assert.equal((await client.session(parent)).children.length, 1);
+    await bed.client.start(parent);
+    await bed.client.spawnSubagent(parent, { name: 'a' });
+    await assertRejected(bed.client.spawnSubagent(parent, { name: 'a' }), 'subagent-exists', /already has a subagent named "a"/);
+    await assertRejected(bed.client.spawnSubagent(parent, { name: '' }), 'subagent-name', /name must be/);
+    await assertRejected(bed.client.spawnSubagent(parent, { name: 'has space' }), 'subagent-name', /"has space"/);
+    await assertRejected(bed.client.spawnSubagent(parent, { name: 'b', extra: 1 } as never), 'subagent-name', /"extra"/);
+    assert.equal(countAcceptedUpdates(await bed.client.exportHistory(parent), subagentSpawnUpdate.name), 1);
+    assert.equal((await bed.client.session(parent)).children.length, 1);
   });
 
   test('the CLI spawns, draws the tree as text and JSON, and lists sessions', async () => {
-    const env = { AGENT_SESSIONS_TASK_QUEUE: taskQueue };
+    const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
     const parent = uniqueId('cli-parent');
     assert.equal((await runCli(['start', parent], { env })).code, 0);
     const spawned = await runCli(['spawn', parent, 'reviewer', '--task', 'review the diff'], { env });

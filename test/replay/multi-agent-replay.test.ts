@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { SessionClient } from '../../src/client';
+import { describe, test } from 'node:test';
 import { editAcceptedUpdates, foldHistory, parseExportedHistory, runCount, runsOf, type ExportedHistory } from '../../src/history';
 import { subagentSpawnUpdate } from '../../workflows/messages';
 import type { TodoPolicy } from '../../src/todo';
 import type { SessionState } from '../../src/session';
-import { bundledScriptFile, startModelServer } from '../../src/model-server';
+import { bundledScriptFile } from '../../src/model-server';
 import { replaySessionHistory } from '../../src/worker';
-import { replaySession, startWorker, temporalAddress, todo, uniqueId } from '../helpers';
+import { replaySession, todo, uniqueId, useTestBed } from '../helpers';
 
 const HISTORIES = join(__dirname, '..', 'histories');
 const POLICIES: TodoPolicy[] = [{ allowParallelInProgress: true }, { allowParallelInProgress: false }];
@@ -120,67 +119,50 @@ describe('rules that may change never run on replay', () => {
 });
 
 describe('multi-agent sessions with a replay on every workflow task', () => {
-  const taskQueue = uniqueId('no-cache-multi');
-  let stop: (() => Promise<void>) | undefined;
-  after(async () => stop?.());
+  const bed = useTestBed('no-cache-multi', { allowParallelInProgress: true }, { worker: { maxCachedWorkflows: 0 }, client: { continueAsNewAfter: 10 } });
 
   test('spawn, a child closing itself, a parent closing with an open child and several continue-as-new runs, with maxCachedWorkflows 0', async () => {
-    const worker = await startWorker({ allowParallelInProgress: true }, taskQueue, { maxCachedWorkflows: 0 });
-    stop = () => worker.stop();
-    const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue, continueAsNewAfter: 10 });
-    try {
-      const parent = uniqueId('forced');
-      await client.start(parent);
-      const done = await client.spawnSubagent(parent, { name: 'done', task: 'finish quickly' });
-      const open = await client.spawnSubagent(parent, { name: 'open' });
-      await client.todoWrite(done.sessionId, { todos: [todo('Quick', 'completed')] });
-      await client.close(done.sessionId);
-      for (let i = 1; i <= 25; i++) await client.todoWrite(parent, { todos: [todo(`Step ${i}`, 'in_progress'), todo('Open child', 'in_progress')] });
-      await client.todoWrite(open.sessionId, { todos: [todo('Still going', 'in_progress')] });
-      const closed = await client.close(parent);
-      assert.deepEqual(closed.children.map((c) => [c.name, c.closed]), [['done', true], ['open', true]]);
-      for (const id of [parent, done.sessionId, open.sessionId]) {
-        for (const policy of POLICIES) {
-          const report = await replaySession(client, id, policy);
-          assert.equal(report.final.closed, true, id);
-        }
+    const { client } = bed;
+    const parent = uniqueId('forced');
+    await client.start(parent);
+    const done = await client.spawnSubagent(parent, { name: 'done', task: 'finish quickly' });
+    const open = await client.spawnSubagent(parent, { name: 'open' });
+    await client.todoWrite(done.sessionId, { todos: [todo('Quick', 'completed')] });
+    await client.close(done.sessionId);
+    for (let i = 1; i <= 25; i++) await client.todoWrite(parent, { todos: [todo(`Step ${i}`, 'in_progress'), todo('Open child', 'in_progress')] });
+    await client.todoWrite(open.sessionId, { todos: [todo('Still going', 'in_progress')] });
+    const closed = await client.close(parent);
+    assert.deepEqual(closed.children.map((c) => [c.name, c.closed]), [['done', true], ['open', true]]);
+    for (const id of [parent, done.sessionId, open.sessionId]) {
+      for (const policy of POLICIES) {
+        const report = await replaySession(client, id, policy);
+        assert.equal(report.final.closed, true, id);
       }
-      const history = await client.exportHistory(parent);
-      assert.ok(runCount(history) >= 3, 'the parent continued as new several times');
-    } finally {
-      await client.closeConnection();
     }
+    const history = await client.exportHistory(parent);
+    assert.ok(runCount(history) >= 3, 'the parent continued as new several times');
   });
 });
 
 describe('the agent loop with a replay on every workflow task', () => {
-  const taskQueue = uniqueId('no-cache-agent');
-  let stop: (() => Promise<void>) | undefined;
-  after(async () => stop?.());
+  const bed = useTestBed('no-cache-agent', { allowParallelInProgress: true }, {
+    model: { scriptFile: bundledScriptFile('subagents') },
+    worker: { maxCachedWorkflows: 0, agent: { model: 'scripted' } },
+  });
 
   test('a subagent fan-out with maxCachedWorkflows 0 ends as it does with a cache, and replays under both policies', async () => {
-    const model = await startModelServer({ scriptFile: bundledScriptFile('subagents') });
-    const worker = await startWorker({ allowParallelInProgress: true }, taskQueue, { maxCachedWorkflows: 0, agent: { baseUrl: model.url, model: 'scripted' } });
-    stop = async () => {
-      await worker.stop();
-      await model.close();
-    };
-    const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
-    try {
-      const id = uniqueId('no-cache-agent');
-      const { messageId } = await client.sendMessage(id, 'Update the tests and the docs for the --verbose flag');
-      let session = await client.session(id);
-      for (let i = 0; i < 600 && !(session.agent.lastTurn?.messageId === messageId && !session.turnOpen); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        session = await client.session(id);
-      }
-      assert.equal(session.agent.lastTurn?.reason, 'completed', session.agent.lastTurn?.detail ?? '');
-      for (const policy of POLICIES) {
-        AGENT_EXPECTED['agent-subagents']!((await replaySession(client, id, policy)).final);
-        for (const child of session.children) assert.equal((await replaySession(client, child.sessionId, policy)).final.closed, true);
-      }
-    } finally {
-      await client.closeConnection();
+    const { client } = bed;
+    const id = uniqueId('no-cache-agent');
+    const { messageId } = await client.sendMessage(id, 'Update the tests and the docs for the --verbose flag');
+    let session = await client.session(id);
+    for (let i = 0; i < 600 && !(session.agent.lastTurn?.messageId === messageId && !session.turnOpen); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      session = await client.session(id);
+    }
+    assert.equal(session.agent.lastTurn?.reason, 'completed', session.agent.lastTurn?.detail ?? '');
+    for (const policy of POLICIES) {
+      AGENT_EXPECTED['agent-subagents']!((await replaySession(client, id, policy)).final);
+      for (const child of session.children) assert.equal((await replaySession(client, child.sessionId, policy)).final.closed, true);
     }
   });
 });

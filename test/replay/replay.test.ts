@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { foldHistory, parseHistory } from '../../src/history/session-history';
 import type { TodoPolicy } from '../../src/todo';
 import { bundleSessionWorkflows, ReplayFailedError, replaySessionHistory } from '../../src/worker';
-import { connectClient, replaySession, startWorker, todo, uniqueId } from '../helpers';
+import { replaySession, todo, uniqueId, useTestBed } from '../helpers';
 
 const HISTORIES = join(__dirname, '..', 'histories');
 const load = (name: string) => readFileSync(join(HISTORIES, name), 'utf8');
@@ -83,31 +83,23 @@ describe('hand-broken histories', () => {
 });
 
 describe('forced replay on every task', () => {
-  const taskQueue = uniqueId('no-cache');
-  let stop: (() => Promise<void>) | undefined;
-  after(async () => stop?.());
+  const bed = useTestBed('no-cache', { allowParallelInProgress: true }, { worker: { maxCachedWorkflows: 0 } });
 
   test('with maxCachedWorkflows 0 every task replays the history from the start and the session still behaves', async () => {
-    const worker = await startWorker({ allowParallelInProgress: true }, taskQueue, { maxCachedWorkflows: 0 });
-    stop = () => worker.stop();
-    const client = await connectClient(taskQueue);
-    try {
-      const id = uniqueId('replay-every-task');
-      await client.start(id);
-      for (let turn = 1; turn <= 3; turn++) {
-        await client.turnStart(id);
-        await client.todoWrite(id, { todos: [todo(`turn ${turn} a`, 'in_progress'), todo(`turn ${turn} b`, 'in_progress')] });
-        await client.todoWrite(id, { todos: [todo(`turn ${turn} a`, 'completed'), todo(`turn ${turn} b`, 'completed')] });
-        await client.turnEnd(id);
-      }
-      const session = await client.session(id);
-      assert.deepEqual(session.todos, [todo('turn 3 a', 'completed'), todo('turn 3 b', 'completed')]);
-      assert.equal(session.version, 12);
-      assert.equal(session.turn, 3);
-      const report = await replaySession(client, id, { allowParallelInProgress: false });
-      assert.deepEqual(report.final.todos, session.todos);
-    } finally {
-      await client.closeConnection();
+    const { client } = bed;
+    const id = uniqueId('replay-every-task');
+    await client.start(id);
+    for (let turn = 1; turn <= 3; turn++) {
+      await client.turnStart(id);
+      await client.todoWrite(id, { todos: [todo(`turn ${turn} a`, 'in_progress'), todo(`turn ${turn} b`, 'in_progress')] });
+      await client.todoWrite(id, { todos: [todo(`turn ${turn} a`, 'completed'), todo(`turn ${turn} b`, 'completed')] });
+      await client.turnEnd(id);
     }
+    const session = await client.session(id);
+    assert.deepEqual(session.todos, [todo('turn 3 a', 'completed'), todo('turn 3 b', 'completed')]);
+    assert.equal(session.version, 12);
+    assert.equal(session.turn, 3);
+    const report = await replaySession(client, id, { allowParallelInProgress: false });
+    assert.deepEqual(report.final.todos, session.todos);
   });
 });
