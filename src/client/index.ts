@@ -1,23 +1,5 @@
-export {
-  AgentSessionsError,
-  ERROR_CODES,
-  InvalidInputError,
-  InvalidSessionIdError,
-  InvalidSettingError,
-  MissingSessionIdError,
-  NoWorkerError,
-  OutcomeUnknownError,
-  ReplayFailedError,
-  RequestRejectedError,
-  SessionBrokenError,
-  SessionClosedError,
-  SessionNotFoundError,
-  SessionTimeoutError,
-  SpawnRejectedError,
-  TemporalUnavailableError,
-  TodoRejectedError,
-  type ErrorCode,
-} from './errors';
+// The whole error hierarchy and its codes: every class of errors.ts is part of the library's surface.
+export * from './errors';
 export { grpcCode, isBusy, isUnavailable, withBusyRetry } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
 export {

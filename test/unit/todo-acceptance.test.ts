@@ -12,18 +12,10 @@ import {
   type TodoPolicy,
   type TodoStatus,
 } from '../../src/todo';
-
-const SINGLE: TodoPolicy = { allowParallelInProgress: false };
-const PARALLEL: TodoPolicy = { allowParallelInProgress: true };
+import { PARALLEL, SINGLE, thrown } from './domain-fixtures';
 
 function rejection(fn: () => unknown): Rejection {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof Rejection) return error;
-    throw error;
-  }
-  assert.fail('expected a Rejection, but the write was accepted');
+  return thrown(Rejection, fn, 'expected a Rejection, but the write was accepted');
 }
 
 function rejectWrite(args: unknown, policy: TodoPolicy = SINGLE, bounds?: TodoBounds): Rejection {

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { foldTodos, InvariantViolation, type TodoItem } from '../../src/todo';
+import { thrown } from './domain-fixtures';
 import {
   applySessionEvent,
   foldSession,
@@ -28,13 +29,7 @@ const turnEnd: SessionEvent = { type: 'turn/end' };
 const close: SessionEvent = { type: 'session/close' };
 
 function invariantViolation(fn: () => unknown): InvariantViolation {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof InvariantViolation) return error;
-    throw error;
-  }
-  assert.fail('expected an InvariantViolation');
+  return thrown(InvariantViolation, fn, 'expected an InvariantViolation');
 }
 
 describe('foldTodos', () => {

@@ -14,9 +14,8 @@ import {
   type TodoPolicy,
 } from '../../src/todo';
 import { foldSession, INITIAL_SESSION_STATE, type SessionEvent, type SessionState } from '../../src/session';
+import { PARALLEL, SINGLE } from './domain-fixtures';
 
-const SINGLE: TodoPolicy = { allowParallelInProgress: false };
-const PARALLEL: TodoPolicy = { allowParallelInProgress: true };
 
 
 // Characters chosen to stress trimming, escaping and uniqueness: whitespace of several kinds,
