@@ -16,9 +16,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { SessionClient } from '../../src/client';
 import { acceptedUpdates, historyEventsJson, type ExportedHistory } from '../../src/history';
 import { todoWriteUpdate } from '../../workflows/messages';
-import { loadSessionIds, type AcceptedWrite, type WriterReport } from './writer';
+import { loadSessionIds, type AcceptedWrite, type WriteOrder, type WriterReport, type WriteTarget } from './writer';
 
-export type { AcceptedWrite, FailedWrite, WriterReport } from './writer';
+export type { AcceptedWrite, FailedWrite, WriteOrder, WriterReport, WriteTarget } from './writer';
 export { loadSessionIds };
 
 const ROOT = join(__dirname, '..', '..');
@@ -37,6 +37,15 @@ export interface LoadOptions {
   taskQueue: string;
   /** Kill the writers (they are this process's children) after this long. Default 10 minutes. */
   timeoutMs?: number;
+  /**
+   * Give each writer its own share of the sessions (writer w takes `prefix-n` for n ≡ w mod
+   * `writers`) instead of all of them, so every session has one writer. Default false.
+   */
+  split?: boolean;
+  /** The writers' `--order` (default `by-session`). */
+  order?: WriteOrder;
+  /** The writers' `--workflow` (default `session`; `bare` writes no-op updates to bare workflows on `taskQueue`). */
+  workflow?: WriteTarget;
 }
 
 /** How one writer process ended. */
@@ -62,6 +71,9 @@ export interface LoadRun {
 
 /** Spawns the writer processes at once and waits for all of them. */
 export async function runLoadWriters(options: LoadOptions): Promise<LoadRun> {
+  if (options.split === true && options.sessions < options.writers) {
+    throw new RangeError(`split: ${options.writers} writers need at least as many sessions, got ${options.sessions}`);
+  }
   const sessions = loadSessionIds(options.prefix, options.sessions);
   const started = Date.now();
   const exits = await Promise.all(
@@ -78,20 +90,20 @@ export async function runLoadWriters(options: LoadOptions): Promise<LoadRun> {
 }
 
 function runWriterProcess(writer: number, options: LoadOptions): Promise<WriterExit> {
+  const share = options.split === true ? loadSessionIds(options.prefix, options.sessions).filter((_, n) => n % options.writers === writer) : undefined;
   const args = [
     '--import',
     'tsx',
     WRITER_SCRIPT,
     '--writer',
     String(writer),
-    '--prefix',
-    options.prefix,
-    '--count',
-    String(options.sessions),
+    ...(share !== undefined ? ['--sessions', share.join(',')] : ['--prefix', options.prefix, '--count', String(options.sessions)]),
     '--writes',
     String(options.writes),
     '--concurrency',
-    String(options.concurrency ?? options.sessions),
+    String(options.concurrency ?? share?.length ?? options.sessions),
+    ...(options.order !== undefined ? ['--order', options.order] : []),
+    ...(options.workflow !== undefined ? ['--workflow', options.workflow] : []),
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

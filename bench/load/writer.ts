@@ -9,6 +9,13 @@
  *
  * Run: npx tsx scripts/load-writer.ts --writer 0 --sessions a,b,c --writes 20 [--concurrency 8]
  *      (or --prefix load --count 50 instead of --sessions: sessions load-0 … load-49)
+ *      [--order by-session|round-robin] [--workflow session|bare]
+ * `--order round-robin` (for the benchmark's scale measurement): each of the `--concurrency`
+ * lanes owns every concurrency-th session and writes them in rounds (write 0 to all of its
+ * sessions, then write 1, …), so every session is open from the first round on; still one write
+ * at a time per session. `--workflow bare` sends the benchmark's no-op update
+ * (`bench/baseline-workflows.ts`) with update-with-start instead of `todo_write`, to bare
+ * workflows on the same task queue: Temporal's floor under the same load.
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_SESSIONS_TASK_QUEUE (as every client);
  *      LOAD_WRITER_SESSIONS, LOAD_WRITER_WRITES, LOAD_WRITER_INDEX, LOAD_WRITER_CONCURRENCY
  *      stand in for the flags.
@@ -17,11 +24,13 @@
  * failed permanently (then 1), or 2 for a bad setting.
  */
 import { parseArgs } from 'node:util';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { SessionClient } from '../../src/client/session-client';
 import { isBusy } from '../../src/client/transient-errors';
 import { AgentSessionsError } from '../../src/client/errors';
 import { loadSettings, type Settings } from '../../src/config';
 import type { TodoItem } from '../../src/todo';
+import { BARE_WORKFLOW_TYPE, noopUpdate } from '../baseline-workflows';
 
 /** A write the session accepted, with the version it answered. */
 export interface AcceptedWrite {
@@ -35,6 +44,8 @@ export interface AcceptedWrite {
   firstSentAt: number;
   sentAt: number;
   answeredAt: number;
+  /** The answered attempt's round trip in milliseconds (performance.now; absent in reports built by hand). */
+  latencyMs?: number;
 }
 
 /** A write that failed for good (its outcome on the server may be unknown). */
@@ -124,6 +135,11 @@ export function describeError(error: unknown): string {
   return parts.join(' <- ');
 }
 
+/** In which order a writer's lanes go through their writes (see the file comment). */
+export type WriteOrder = 'by-session' | 'round-robin';
+/** What a writer writes to: sessions (`todo_write`) or the benchmark's bare workflows (no-op update). */
+export type WriteTarget = 'session' | 'bare';
+
 interface WriterSettings {
   writer: number;
   sessions: string[];
@@ -131,6 +147,12 @@ interface WriterSettings {
   concurrency: number;
   /** Attempts per write, the first included. */
   maxAttempts: number;
+  /** Default `by-session`. */
+  order?: WriteOrder;
+  /** Default `session`. */
+  workflow?: WriteTarget;
+  /** The task queue bare workflows start on (the sessions' one, from the environment). */
+  taskQueue?: string;
 }
 
 function settingsFrom(argv: string[], env: NodeJS.ProcessEnv): WriterSettings {
@@ -144,6 +166,8 @@ function settingsFrom(argv: string[], env: NodeJS.ProcessEnv): WriterSettings {
       writer: { type: 'string' },
       concurrency: { type: 'string' },
       'max-attempts': { type: 'string' },
+      order: { type: 'string' },
+      workflow: { type: 'string' },
     },
     strict: true,
   });
@@ -167,13 +191,36 @@ function settingsFrom(argv: string[], env: NodeJS.ProcessEnv): WriterSettings {
     throw new Error('give the sessions: --sessions id1,id2,... or --prefix P --count N');
   }
   if (sessions.length === 0) throw new Error('--sessions names no session');
+  const order = values.order ?? 'by-session';
+  if (order !== 'by-session' && order !== 'round-robin') throw new Error(`--order must be by-session or round-robin, got "${order}"`);
+  const workflow = values.workflow ?? 'session';
+  if (workflow !== 'session' && workflow !== 'bare') throw new Error(`--workflow must be session or bare, got "${workflow}"`);
   return {
+    order,
+    workflow,
     sessions,
     writer: int('writer', values.writer ?? env.LOAD_WRITER_INDEX, undefined, 0),
     writes: int('writes', values.writes ?? env.LOAD_WRITER_WRITES, undefined, 1),
     concurrency: int('concurrency', values.concurrency ?? env.LOAD_WRITER_CONCURRENCY, 8, 1),
     maxAttempts: int('max-attempts', values['max-attempts'], 30, 1),
   };
+}
+
+/** One write's call: `todo_write` through the library, or the no-op update on a bare workflow; answers the version. */
+async function send(client: SessionClient, settings: WriterSettings, session: string, todos: TodoItem[], updateId: string): Promise<number> {
+  if (settings.workflow !== 'bare') return (await client.todoWrite(session, { todos }, { updateId })).version;
+  const result = await client.temporal.workflow.executeUpdateWithStart(noopUpdate, {
+    args: [{ todos }],
+    updateId,
+    startWorkflowOperation: new WithStartWorkflowOperation(BARE_WORKFLOW_TYPE, {
+      workflowId: session,
+      taskQueue: settings.taskQueue ?? 'agent-sessions',
+      args: [],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  return result.n;
 }
 
 /** Sends one write, again under the same update id while it fails transiently. */
@@ -188,9 +235,11 @@ async function writeOnce(
   const firstSentAt = Date.now();
   for (let attempt = 1; ; attempt++) {
     const sentAt = Date.now();
+    const start = performance.now();
     try {
-      const result = await client.todoWrite(session, { todos }, { updateId });
-      return { accepted: { session, updateId, version: result.version, todos, retries: attempt - 1, firstSentAt, sentAt, answeredAt: Date.now() } };
+      const version = await send(client, settings, session, todos, updateId);
+      const latencyMs = performance.now() - start;
+      return { accepted: { session, updateId, version, todos, retries: attempt - 1, firstSentAt, sentAt, answeredAt: Date.now(), latencyMs } };
     } catch (error) {
       const transient = isTransientWriteError(error);
       if (!transient || attempt >= settings.maxAttempts) {
@@ -203,25 +252,32 @@ async function writeOnce(
   }
 }
 
-/** Runs the writer: every session's writes in order, sessions `concurrency` at a time. */
+/** Runs the writer: every session's writes in order, sessions `concurrency` at a time (or in rounds, with `round-robin`). */
 export async function runWriter(client: SessionClient, settings: WriterSettings): Promise<WriterReport> {
   const accepted: AcceptedWrite[] = [];
   const failed: FailedWrite[] = [];
   // Each writer starts at a different session, so the writers meet on every session early.
   const order = settings.sessions.map((_, n) => settings.sessions[(n + settings.writer) % settings.sessions.length]!);
+  const lanes = Math.min(settings.concurrency, order.length);
+  const write = async (session: string, i: number): Promise<void> => {
+    const outcome = await writeOnce(client, settings, session, i);
+    if ('accepted' in outcome) accepted.push(outcome.accepted);
+    else failed.push(outcome.failed);
+  };
   let next = 0;
-  const started = Date.now();
-  const lane = async (): Promise<void> => {
+  const bySession = async (): Promise<void> => {
     for (let n = next++; n < order.length; n = next++) {
-      const session = order[n]!;
-      for (let i = 0; i < settings.writes; i++) {
-        const outcome = await writeOnce(client, settings, session, i);
-        if ('accepted' in outcome) accepted.push(outcome.accepted);
-        else failed.push(outcome.failed);
-      }
+      for (let i = 0; i < settings.writes; i++) await write(order[n]!, i);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(settings.concurrency, order.length) }, lane));
+  const roundRobin = async (lane: number): Promise<void> => {
+    const owned = order.filter((_, n) => n % lanes === lane);
+    for (let i = 0; i < settings.writes; i++) {
+      for (const session of owned) await write(session, i);
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: lanes }, (_, lane) => (settings.order === 'round-robin' ? roundRobin(lane) : bySession())));
   return { writer: settings.writer, accepted, failed, ms: Date.now() - started };
 }
 
@@ -242,7 +298,7 @@ export async function writerMain(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   const client = await SessionClient.connect(temporal);
   try {
-    const report = await runWriter(client, settings);
+    const report = await runWriter(client, { ...settings, taskQueue: temporal.taskQueue });
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return report.failed.length === 0 ? 0 : 1;
   } finally {
