@@ -5,8 +5,10 @@
  *   npm run bench                      the full run (≥ 500 writes per latency figure; 15–25 min on 2 cores)
  *   npm run bench -- --quick           a smoke run with few iterations
  *   npm run bench -- --only latency,bytes
+ *   npm run bench -- --server cluster --only latency,throughput   on PostgreSQL and the Temporal server
  *
- * Measurements: latency, query, http, throughput, replay, bytes, long.
+ * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, cli,
+ * scale (thousands of sessions at once: the longest part, minutes).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -14,14 +16,19 @@
 import { parseArgs } from 'node:util';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
 import { measureBytes, measureLongSession } from './bytes';
+import { measureCli } from './cli';
+import { measureCreation } from './creation';
 import { measureHttp } from './http';
 import { measureLatency, measureQuery } from './latency';
+import { measureListing } from './listing';
 import { measureReplay } from './replay';
 import { machineInfo, renderTable, versions, writeResults, type MeasurementResult } from './report';
-import { openBench, type Bench } from './setup';
+import { measureScale } from './scale';
+import { openBench, type Bench, type BenchServer } from './setup';
 import { measureThroughput } from './throughput';
 
 const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>> = {
+  creation: measureCreation,
   latency: measureLatency,
   query: measureQuery,
   http: measureHttp,
@@ -29,18 +36,32 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   replay: measureReplay,
   bytes: measureBytes,
   long: measureLongSession,
+  listing: measureListing,
+  cli: measureCli,
+  scale: measureScale,
 };
 
-function options(argv: string[]): { quick: boolean; only: string[] } {
-  const { values } = parseArgs({ args: argv, options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } }, strict: true });
+interface BenchOptions {
+  quick: boolean;
+  only: string[];
+  server: BenchServer;
+}
+
+function options(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string', multiple: true }, server: { type: 'string', default: 'dev' } },
+    strict: true,
+  });
+  if (values.server !== 'dev' && values.server !== 'cluster') throw new Error(`--server must be dev or cluster, got "${values.server}"`);
   const only = (values.only ?? []).flatMap((value) => value.split(',')).map((name) => name.trim()).filter((name) => name !== '');
   const unknown = only.filter((name) => !(name in MEASUREMENTS));
   if (unknown.length > 0) throw new Error(`unknown measurement ${unknown.map((name) => `"${name}"`).join(', ')}; choose from ${Object.keys(MEASUREMENTS).join(', ')}`);
-  return { quick: values.quick, only: only.length > 0 ? only : Object.keys(MEASUREMENTS) };
+  return { quick: values.quick, only: only.length > 0 ? only : Object.keys(MEASUREMENTS), server: values.server };
 }
 
 async function main(): Promise<number> {
-  let settings: { quick: boolean; only: string[] };
+  let settings: BenchOptions;
   try {
     settings = options(process.argv.slice(2));
   } catch (error) {
@@ -50,7 +71,7 @@ async function main(): Promise<number> {
   installRuntimeLogging('ERROR');
   const startedAt = new Date();
   const progress = (message: string): void => void process.stderr.write(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);
-  const bench = await openBench(settings.quick, progress);
+  const bench = await openBench(settings.quick, progress, settings.server);
   const interrupted = (): void => void bench.close().finally(() => process.exit(130));
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
@@ -72,7 +93,10 @@ async function main(): Promise<number> {
   const targets = results.flatMap((result) => result.rows.filter((row) => row.met !== null));
   const met = targets.filter((row) => row.met === true).length;
   const table = renderTable(results);
-  process.stdout.write(`${table}\n\ntargets met: ${met} of ${targets.length}${settings.quick ? ' (quick run: few iterations, indicative only)' : ''}\n`);
+  process.stdout.write(
+    `server: ${bench.server === 'cluster' ? 'the production topology (PostgreSQL and the Temporal server)' : 'the dev server (SQLite)'} at ${bench.address}\n\n` +
+      `${table}\n\ntargets met: ${met} of ${targets.length}${settings.quick ? ' (quick run: few iterations, indicative only)' : ''}\n`,
+  );
   const file = writeResults(
     {
       startedAt: startedAt.toISOString(),
@@ -81,7 +105,7 @@ async function main(): Promise<number> {
       measurements: settings.only,
       machine: machineInfo(),
       versions: await versions(bench.cliPath, bench.serverVersion),
-      server: { address: bench.address, startedByBench: bench.cliPath !== undefined, namespace: bench.namespace },
+      server: { kind: bench.server, address: bench.address, startedByBench: process.env.TEMPORAL_ADDRESS === undefined, namespace: bench.namespace },
       method:
         'One process runs the client, one session worker and one bare-workflow worker (two of each for the two-worker throughput figures) ' +
         'against one Temporal server. Compared calls alternate in the same loop in a rotating order; warm-up iterations are discarded; ' +
