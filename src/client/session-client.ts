@@ -467,7 +467,35 @@ export class SessionClient {
     // Temporal admits 10 updates in flight per workflow; past that it answers "resource
     // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
     // writers queues here with backoff instead of seeing that error.
-    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
+    return this.guard(sessionId, () => this.watched(sessionId, () => this.resendAborted(() => withBusyRetry(send, 20)), updateId), 'change', updateId);
+  }
+
+  /**
+   * Temporal answers UNAVAILABLE ("workflow update was aborted") to an update admitted by a run
+   * that then closed before accepting it — a session continuing as new with a burst of writes in
+   * flight — after its own client retries are spent. Sending the same update id again is safe
+   * (applied at most once) and reaches the new run. But UNAVAILABLE also means the server cannot
+   * be reached, which the caller must hear at once: so it is sent again only while the server
+   * answers a cheap call within half a second, at most {@link ABORTED_UPDATE_RESENDS} times.
+   */
+  private async resendAborted<T>(send: () => Promise<T>): Promise<T> {
+    for (let resent = 0; ; resent++) {
+      try {
+        return await send();
+      } catch (error) {
+        if (resent >= ABORTED_UPDATE_RESENDS || grpcCode(error) !== GRPC.UNAVAILABLE || !(await this.serverAnswers())) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** resent) * (0.5 + Math.random() / 2)));
+      }
+    }
+  }
+
+  /** Whether the Temporal server answers at all right now (within half a second). */
+  private async serverAnswers(): Promise<boolean> {
+    const connection = this.temporal.connection;
+    return connection.withDeadline(Date.now() + 500, () => connection.workflowService.getSystemInfo({})).then(
+      () => true,
+      () => false,
+    );
   }
 
   private async decide(
@@ -631,6 +659,9 @@ type CallKind = 'change' | 'read';
 function defined<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
+
+/** How many times an update aborted by its run's end is sent again (see resendAborted). */
+const ABORTED_UPDATE_RESENDS = 8;
 
 /** Above this many bytes of JSON, arguments are checked here: Temporal would refuse the payload itself. */
 const LARGEST_SENT_ARGUMENTS = 1024 * 1024;
