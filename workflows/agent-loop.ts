@@ -15,6 +15,7 @@ import {
   INITIAL_AGENT_STATE,
   messagesForModel,
   nudgeMessage,
+  RECENT_TURNS_KEPT,
   type AgentActivity,
   type AgentState,
   type ChatMessage,
@@ -190,7 +191,7 @@ export class AgentLoop {
     }
     // The outcome is shown (and an interrupt answered) once turn/end is in the log.
     const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString() };
-    this.update({ lastTurn: ended, activity: { state: 'idle' } });
+    this.update({ lastTurn: ended, recentTurns: [...(this.state.recentTurns ?? []), ended].slice(-RECENT_TURNS_KEPT), activity: { state: 'idle' } });
     return ended;
   }
 

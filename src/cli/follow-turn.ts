@@ -55,10 +55,14 @@ export class TurnFollower {
     return (lastTurn?.messageId ?? 0) + 1 >= ours;
   }
 
-  /** How this message's turn ended, once it has. */
+  /**
+   * How this message's turn ended, once it has: found among the turns that ended last, so a
+   * turn that ended (and the next one too) between two looks is not missed.
+   */
   outcome(snapshot: SessionSnapshot): TurnOutcome | undefined {
+    const ours = this.sent.messageId;
     const last = snapshot.agent.lastTurn;
-    return last !== null && last.messageId === this.sent.messageId ? last : undefined;
+    return snapshot.agent.recentTurns.find((turn) => turn.messageId === ours) ?? (last !== null && last.messageId === ours ? last : undefined);
   }
 
   /**

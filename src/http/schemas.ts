@@ -52,6 +52,7 @@ export function apiSchemas(bounds?: TodoBounds) {
       queued: z.number().int().openapi({ description: 'Messages waiting for a turn.' }),
       pendingApprovals: z.array(pendingApproval),
       lastTurn: turnOutcome.nullable(),
+      recentTurns: z.array(turnOutcome).openapi({ description: 'The turns that ended last, oldest first (at most 12; lastTurn is the newest): how a turn ended, even after later ones.' }),
       revision: z.number().int().openapi({ description: "Grows with every change of the agent's state; the event stream sends a `session` event when it moves." }),
     })
     .openapi('AgentStatus');

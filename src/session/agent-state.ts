@@ -88,9 +88,22 @@ export interface AgentState {
   usage: Usage;
   activity: AgentActivity;
   lastTurn: TurnOutcome | null;
+  /**
+   * The turns that ended last, oldest first, at most {@link RECENT_TURNS_KEPT}: a watcher that
+   * looked away while its turn ended and the next one ran still finds how its own ended. Absent
+   * in a state carried from a run recorded before it was kept.
+   */
+  recentTurns?: TurnOutcome[];
   /** Grows with every change of this state: a cheap "has anything changed" for watchers. */
   revision: number;
 }
+
+/**
+ * How many ended turns the agent state keeps: a message can wait behind at most 10 others (the
+ * queue's bound), so the turn of any message a watcher saw accepted is among the last 12 for as
+ * long as the messages queued with it run.
+ */
+export const RECENT_TURNS_KEPT = 12;
 
 /** No usage at all. */
 export const NO_USAGE: Readonly<Usage> = Object.freeze({
@@ -112,6 +125,7 @@ export const INITIAL_AGENT_STATE: Readonly<AgentState> = Object.freeze<AgentStat
   usage: NO_USAGE,
   activity: { state: 'idle' },
   lastTurn: null,
+  recentTurns: [],
   revision: 0,
 });
 

@@ -19,6 +19,7 @@ export {
   INITIAL_AGENT_STATE,
   messageChars,
   NO_USAGE,
+  RECENT_TURNS_KEPT,
   type AgentActivity,
   type AgentState,
   type ChatMessage,

@@ -11,6 +11,8 @@ export interface AgentStatus {
   /** Tool calls waiting for a person (`tool/approve`, `tool/deny`). */
   pendingApprovals: PendingApproval[];
   lastTurn: TurnOutcome | null;
+  /** The turns that ended last, oldest first (at most 12; `lastTurn` is the newest). */
+  recentTurns: TurnOutcome[];
   /** Grows with every change of the agent's state (conversation, activity, queue). */
   revision: number;
 }
@@ -57,6 +59,7 @@ export function snapshotSession(
       queued: agent.queue.length,
       pendingApprovals: agent.pendingApprovals,
       lastTurn: agent.lastTurn,
+      recentTurns: agent.recentTurns ?? (agent.lastTurn !== null ? [agent.lastTurn] : []),
       revision: agent.revision,
     },
   };

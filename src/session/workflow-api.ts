@@ -24,6 +24,7 @@ export {
   addUsage,
   assertCarriedAgent,
   INITIAL_AGENT_STATE,
+  RECENT_TURNS_KEPT,
   type AgentActivity,
   type AgentState,
   type ChatMessage,

@@ -184,7 +184,7 @@ describe('snapshotSession', () => {
       parent: null,
       task: null,
       usage: NO_USAGE,
-      agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, revision: 0 },
+      agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, recentTurns: [], revision: 0 },
     });
   });
 

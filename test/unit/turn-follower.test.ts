@@ -139,6 +139,20 @@ describe('following a turn from the outside', () => {
     assert.equal(follower.transcriptSkipped, false);
   });
 
+  test("a turn that ended, and the queued one after it too, between two looks is still found with its own answer", () => {
+    const follower = new TurnFollower(ID, { messageId: 1, queued: false, ahead: 0 }, 'First');
+    const first = ended(1, 'completed', 'First done.');
+    const second = ended(2, 'completed', 'Second done.');
+    const later = moment({ turn: 2, version: 4 }, { lastTurn: second, recentTurns: [first, second] });
+    assert.equal(follower.outcome(later.snapshot)?.answer, 'First done.');
+    const queued = new TurnFollower(ID, { messageId: 2, queued: true, ahead: 1 }, 'Second');
+    assert.equal(queued.outcome(later.snapshot)?.answer, 'Second done.');
+    // A state carried from a run that kept only the last turn still answers that one.
+    const { recentTurns: _kept, ...before } = { ...INITIAL_AGENT_STATE, lastTurn: second };
+    const carried = snapshotSession(ID, { ...INITIAL_SESSION_STATE, turn: 2 }, {}, before);
+    assert.deepEqual(carried.agent.recentTurns, [second]);
+  });
+
   test('a session closed before the message got its turn is known to never answer it', () => {
     const follower = new TurnFollower(ID, { messageId: 3, queued: true, ahead: 1 }, 'Third');
     const closed = moment({ closed: true }, { lastTurn: ended(2, 'closed', null, 'the session was closed during the turn'), queue: [{ id: 3, text: 'Third', at: null }] });
