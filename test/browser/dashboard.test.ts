@@ -611,7 +611,9 @@ describe('the live dashboard', () => {
     await sessions.sendMessage(backend, MESSAGES.release);
     const mixed = [...RELEASE_LIST];
     // Signalled once the turn rests at the approval: a signal sent while its updates land can find the workflow busy.
-    await eventually(async () => assert.equal((await sessions.session(backend)).agent.pendingApprovals.length, 1));
+    // Reaching it takes the turn four model calls and three writes, each an activity: on a loaded
+    // 2-core machine (CI runs the suites side by side) that took more than WAIT_MS.
+    await eventually(async () => assert.equal((await sessions.session(backend)).agent.pendingApprovals.length, 1), 3 * WAIT_MS);
     // A sender's mistake, so the picture shows the ignored-signals card too.
     await signal(backend, 'todo_write', { todos: [todo('Update the API reference', 'completed')] });
     await ignoredSignalsOf(parts.server.url, backend, 1);
