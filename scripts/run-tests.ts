@@ -29,6 +29,9 @@ const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input'
 const TARGET_VARIABLE = 'AGENT_SESSIONS_TEST_TARGET';
 type Target = 'dev' | 'cluster';
 
+/** The dashboard's tests in Chromium: run after the other shared-server files, alone. */
+const BROWSER_SUITE = 'test/browser';
+
 /** Test files that start whole clusters of their own: run after the others, one at a time. */
 const CLUSTER_SUITE = 'test/cluster';
 
@@ -108,6 +111,7 @@ async function main(): Promise<number> {
   const given = process.argv.length > 2 ? process.argv.slice(2) : undefined;
   const files = given ?? (target === 'cluster' ? [...CLUSTER_FILES, ...testFilesIn([CLUSTER_SUITE])] : testFilesIn(SUITES));
   const inClusterSuite = (file: string): boolean => relative(join(ROOT, CLUSTER_SUITE), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
+  const inBrowserSuite = (file: string): boolean => relative(join(ROOT, BROWSER_SUITE), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
   const shared = files.filter((file) => !inClusterSuite(file));
   const own = files.filter(inClusterSuite);
 
@@ -148,7 +152,12 @@ async function main(): Promise<number> {
   let code = 0;
   const testsStarted = Date.now();
   try {
-    if (shared.length > 0) code = await runFiles(shared, 2, env);
+    // Two files at a time, except the browser tests, which run after them on their own: Chromium
+    // beside another file's worker loaded CI's 2-core machine past the page's waits.
+    const together = shared.filter((file) => !inBrowserSuite(file));
+    const alone = shared.filter(inBrowserSuite);
+    if (together.length > 0) code = await runFiles(together, 2, env);
+    if (alone.length > 0) code = Math.max(code, await runFiles(alone, 1, env));
   } finally {
     await server?.stop();
   }
