@@ -509,7 +509,6 @@ export class SessionClient {
     }
   }
 
-
   private async decide(
     sessionId: string,
     update: typeof toolApproveUpdate,
