@@ -467,46 +467,7 @@ export class SessionClient {
     // Temporal admits 10 updates in flight per workflow; past that it answers "resource
     // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
     // writers queues here with backoff instead of seeing that error.
-    // A caller with a deadline of its own (the HTTP service) is told at once and resends itself
-    // (its Idempotency-Key); the library's own callers get an aborted update sent again.
-    const ownDeadline = (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal !== undefined;
-    const sendOnce = (): Promise<Ret> => withBusyRetry(send, 20);
-    return this.guard(sessionId, () => this.watched(sessionId, ownDeadline ? sendOnce : () => this.resendAborted(sendOnce), updateId), 'change', updateId);
-  }
-
-  /**
-   * Temporal answers UNAVAILABLE ("workflow update was aborted") to an update admitted by a run
-   * that then closed before accepting it — a session continuing as new with a burst of writes in
-   * flight — after its own client retries are spent. Sending the same update id again is safe
-   * (applied at most once) and reaches the new run. But UNAVAILABLE also means the server cannot
-   * be reached, which the caller must hear at once: so it is sent again only while the connection
-   * to the server is up, and at most {@link ABORTED_UPDATE_RESENDS} times.
-   */
-  private async resendAborted<T>(send: () => Promise<T>): Promise<T> {
-    for (let resent = 0; ; resent++) {
-      try {
-        return await send();
-      } catch (error) {
-        if (resent >= ABORTED_UPDATE_RESENDS || grpcCode(error) !== GRPC.UNAVAILABLE || !this.connected()) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 100 * 2 ** resent) * (0.5 + Math.random() / 2)));
-        if (!this.connected()) throw error;
-      }
-    }
-  }
-
-  /**
-   * Whether the gRPC channel to the server is connected right now (READY): it is after a server
-   * answered, and is not once the server is gone or the connection closed. Read from the channel,
-   * not asked of the server: a call would leave the SDK's retry timers behind.
-   */
-  private connected(): boolean {
-    const { client } = this.temporal.connection as unknown as { client?: { getChannel(): { getConnectivityState(tryToConnect: boolean): number } } };
-    const READY = 2; // grpc.connectivityState.READY
-    try {
-      return client?.getChannel().getConnectivityState(false) === READY;
-    } catch {
-      return false;
-    }
+    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
   }
 
   private async decide(
@@ -670,9 +631,6 @@ type CallKind = 'change' | 'read';
 function defined<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
-
-/** How many times an update aborted by its run's end is sent again (see resendAborted). */
-const ABORTED_UPDATE_RESENDS = 8;
 
 /** Above this many bytes of JSON, arguments are checked here: Temporal would refuse the payload itself. */
 const LARGEST_SENT_ARGUMENTS = 1024 * 1024;
