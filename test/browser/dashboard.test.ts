@@ -80,7 +80,7 @@ after(async () => {
 /** What a hostile model and user send: markup that would run script if it ever became HTML. */
 const HOSTILE = Object.freeze({
   message: '<img src=x onerror="window.__pwned=1;alert(1)">',
-  todo: '<script>window.__pwned=2</script>',
+  todoContent: '<script>window.__pwned=2</script>',
   answer: '<b onmouseover="window.__pwned=3">bold</b><iframe src="javascript:alert(3)"></iframe>',
 });
 
@@ -98,7 +98,7 @@ function withHostileConversation(script: ScriptJson): ScriptJson {
         name: 'hostile',
         match: { firstUserMessage: exact },
         steps: [
-          { respond: { content: HOSTILE.answer, tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: HOSTILE.todo, status: 'in_progress' }] } }] } },
+          { respond: { content: HOSTILE.answer, tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: HOSTILE.todoContent, status: 'in_progress' }] } }] } },
           { note: 'Ends the turn with the item open: the loop reminds it.', expect: { lastMessage: { role: 'tool', contentMatches: '^Updated todo list' } }, respond: { content: HOSTILE.answer } },
           { expect: { lastMessage: { role: 'user', contentMatches: 'still open' } }, respond: { content: HOSTILE.answer } },
         ],
@@ -576,10 +576,10 @@ describe('the live dashboard', () => {
     // The first answer carries text beside its call, the second ends the turn, the third answers the reminder.
     assert.deepEqual(await page.locator('#conversation .msg-assistant > .msg-text').allTextContents(), [HOSTILE.answer, HOSTILE.answer, HOSTILE.answer]);
     assert.deepEqual(await page.locator('#conversation .msg-user .msg-text').allTextContents(), [HOSTILE.message]);
-    assert.deepEqual(await page.locator('#conversation .tool-todo-content').allTextContents(), [HOSTILE.todo]);
+    assert.deepEqual(await page.locator('#conversation .tool-todo-content').allTextContents(), [HOSTILE.todoContent]);
     // The loop's reminder quotes the open item: it is marked as the loop's, not the person's, and is text too.
     assert.match((await page.locator('#conversation .msg-nudge .msg-text').textContent()) ?? '', /^1 todo is still open: "<script>window.__pwned=2<\/script>" \(in_progress\)/);
-    await waitForList(page, [todo(HOSTILE.todo, 'in_progress')]);
+    await waitForList(page, [todo(HOSTILE.todoContent, 'in_progress')]);
     assert.equal(await page.locator('#main img, #main script, #main iframe, #main b').count(), 0, 'no element was made from the text');
     await page.locator('#conversation .msg-answer .msg-text').last().hover();
     assert.equal(await page.evaluate('window.__pwned'), undefined);
