@@ -29,6 +29,14 @@ async function createSessions(bench: Bench, sessions: SessionClient, prefix: str
   );
 }
 
+/** Waits (up to a minute) until visibility lists at least `count` sessions matching `filter`. */
+async function untilListed(sessions: SessionClient, filter: { parent?: string }, count: number, what: string): Promise<void> {
+  for (let tries = 0; (await sessions.list({ ...filter, limit: 1000 })).length < count; tries++) {
+    if (tries > 600) throw new Error(`visibility never listed ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** GET /sessions (first page, the default 100) on a large and a small queue, alternating. */
 async function listRows(bench: Bench): Promise<{ rows: Row[]; figures: Record<string, unknown> }> {
   const large = bench.quick ? 1_000 : 10_000;
@@ -43,10 +51,7 @@ async function listRows(bench: Bench): Promise<{ rows: Row[]; figures: Record<st
     await createSessions(bench, big.sessions, 'large', large, 32);
     // Visibility is eventually consistent: wait until both listings count every session.
     for (const [queue, count] of [[big, large], [little, small]] as const) {
-      for (let tries = 0; (await queue.sessions.list({ limit: 1000 })).length < Math.min(count, 1000); tries++) {
-        if (tries > 600) throw new Error(`visibility never listed ${count} sessions on ${queue.taskQueue}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await untilListed(queue.sessions, {}, Math.min(count, 1000), `${count} sessions on ${queue.taskQueue}`);
     }
     const get = async (url: string, expected: number, query = ''): Promise<void> => {
       const response = await fetch(`${url}/sessions${query}`);
@@ -143,10 +148,7 @@ async function treeRows(bench: Bench): Promise<{ rows: Row[]; figures: Record<st
     if (tree.children.length !== count) throw new Error(`the tree of ${id} has ${tree.children.length} children, expected ${count}`);
   };
   // The parent's subagents are found through visibility: wait until it lists all of them.
-  for (let tries = 0; (await bench.sessions.list({ parent, limit: 1000 })).length < CHILDREN; tries++) {
-    if (tries > 600) throw new Error(`visibility never listed the ${CHILDREN} subagents of ${parent}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilListed(bench.sessions, { parent }, CHILDREN, `the ${CHILDREN} subagents of ${parent}`);
   // Where the tree's time goes: its two parts timed alone in the same loop, the visibility call
   // that finds the subagents and their 50 session queries side by side.
   const childIds = (await bench.sessions.session(parent)).children.map((child) => child.sessionId);

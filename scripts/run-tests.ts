@@ -110,8 +110,9 @@ async function main(): Promise<number> {
   }
   const given = process.argv.length > 2 ? process.argv.slice(2) : undefined;
   const files = given ?? (target === 'cluster' ? [...CLUSTER_FILES, ...testFilesIn([CLUSTER_SUITE])] : testFilesIn(SUITES));
-  const inClusterSuite = (file: string): boolean => relative(join(ROOT, CLUSTER_SUITE), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
-  const inBrowserSuite = (file: string): boolean => relative(join(ROOT, BROWSER_SUITE), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
+  const inSuite = (suite: string) => (file: string): boolean => relative(join(ROOT, suite), join(ROOT, file)).split(/[\\/]/)[0] !== '..';
+  const inClusterSuite = inSuite(CLUSTER_SUITE);
+  const inBrowserSuite = inSuite(BROWSER_SUITE);
   const shared = files.filter((file) => !inClusterSuite(file));
   const own = files.filter(inClusterSuite);
 
