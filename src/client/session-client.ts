@@ -14,6 +14,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type UpdateDe
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
+import { ClosedTreeNodes, type TreeNodeSource } from './closed-tree-nodes';
 import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import type { ExportedHistory } from '../history/session-history';
 // The tool's modules one by one: its index also loads the schema library, which a client that
@@ -183,6 +184,8 @@ export class SessionClient {
   private readonly startInput: AgentSessionInput;
   private readonly address: string;
   private readonly diagnoseAfterMs: number;
+  /** What trees show of closed subagents, read once each. */
+  private readonly closedTreeNodes = new ClosedTreeNodes();
   /** Calls given up on that may still be retrying (see {@link closeConnection}). */
   private readonly abandoned = new Set<Promise<void>>();
 
@@ -286,36 +289,49 @@ export class SessionClient {
   /**
    * The session, its list and counts, and its subagents recursively, one level at a time: the
    * children of a level are found with one visibility call (their parent search attribute) and
-   * their lists are read side by side.
+   * their lists are read side by side. Open sessions are read live on every call; a closed
+   * subagent is read once and then taken from {@link ClosedTreeNodes} while the listing shows
+   * it unchanged (a closed session's list never changes again).
    */
   async tree(sessionId: string): Promise<SessionTree> {
-    const grow = async (snapshot: SessionSnapshot, name: string | null): Promise<SessionTree> => {
-      const children = await this.childrenOf(snapshot);
+    const grow = async (node: TreeNodeSource, name: string | null): Promise<SessionTree> => {
+      const children = await this.childrenOf(node);
       return {
-        id: snapshot.sessionId,
-        todos: snapshot.todos,
-        counts: snapshot.counts,
-        closed: snapshot.closed,
+        id: node.sessionId,
+        todos: node.todos,
+        counts: node.counts,
+        closed: node.closed,
         name,
-        children: await Promise.all(children.map(async (child) => grow(await this.session(child.sessionId), child.name))),
+        children: await Promise.all(children.map(async (child) => grow(await this.treeNode(child.sessionId, child.listed), child.name))),
       };
     };
     return grow(await this.session(sessionId), null);
   }
 
+  /** A subagent as the tree shows it: kept if it closed and its listing is unchanged, else read now. */
+  private async treeNode(sessionId: string, listed: SessionListing | undefined): Promise<TreeNodeSource> {
+    if (listed?.status === 'closed' && listed.version !== null) {
+      const kept = this.closedTreeNodes.get(sessionId, listed.version, listed.updatedAt);
+      if (kept !== undefined) return kept;
+    }
+    const snapshot = await this.session(sessionId);
+    this.closedTreeNodes.remember(snapshot);
+    return snapshot;
+  }
+
   /**
    * The subagents of a session, found with one visibility call (their parent search attribute),
-   * in the order the parent spawned them. A leaf costs nothing (the parent's record says it has
-   * none); children not indexed yet (started before sessions indexed themselves) come from the
-   * parent's record.
+   * in the order the parent spawned them, each with its listing. A leaf costs nothing (the
+   * parent's record says it has none); children not indexed yet (started before sessions indexed
+   * themselves) come from the parent's record, without a listing.
    */
-  private async childrenOf(snapshot: SessionSnapshot): Promise<Array<{ sessionId: string; name: string }>> {
-    if (snapshot.children.length === 0) return [];
-    const { sessions } = await this.guard(snapshot.sessionId, () => listSessions(this.temporal, this.taskQueue, { parent: snapshot.sessionId }), 'read');
-    if (sessions.length === 0) return snapshot.children.map(({ sessionId, name }) => ({ sessionId, name }));
-    const order = new Map(snapshot.children.map((child, index) => [child.sessionId, index]));
+  private async childrenOf(node: TreeNodeSource): Promise<Array<{ sessionId: string; name: string; listed?: SessionListing }>> {
+    if (node.children.length === 0) return [];
+    const { sessions } = await this.guard(node.sessionId, () => listSessions(this.temporal, this.taskQueue, { parent: node.sessionId }), 'read');
+    if (sessions.length === 0) return node.children.map(({ sessionId, name }) => ({ sessionId, name }));
+    const order = new Map(node.children.map((child, index) => [child.sessionId, index]));
     return sessions
-      .map((listed) => ({ sessionId: listed.id, name: listed.id.slice(snapshot.sessionId.length + 1) }))
+      .map((listed) => ({ sessionId: listed.id, name: listed.id.slice(node.sessionId.length + 1), listed }))
       .sort((a, b) => (order.get(a.sessionId) ?? Infinity) - (order.get(b.sessionId) ?? Infinity));
   }
 

@@ -23,7 +23,12 @@ before(async () => {
   await bed.client.todoWrite(ids[0]!, { todos: [todo('Work', 'in_progress'), todo('Then this')] });
   await bed.client.todoWrite(ids[1]!, { todos: [todo('Done', 'completed')] });
   await bed.client.close(ids[2]!);
-  await settled(async () => (await bed.client.list()).filter((s) => s.version !== null && s.version > 0).length === 4);
+  // Visibility lags the sessions: wait until it shows every write and the close.
+  await settled(async () => {
+    const listed = await bed.client.list();
+    const open = await bed.client.list({ open: true, parent });
+    return listed.filter((s) => s.version !== null && s.version > 0).length === 4 && open.length === 2;
+  });
 });
 
 test('the listing comes from search attributes: counts, version, parent and status of every session, no session queried', async () => {

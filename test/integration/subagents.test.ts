@@ -82,6 +82,42 @@ describe('subagents', () => {
     assert.equal((await bed.client.session(parent)).closed, false, 'the parent keeps running');
   });
 
+  test('a tree reads a closed subagent once and an open one on every call', async () => {
+    const parent = uniqueId('parent');
+    await bed.client.start(parent);
+    const done = await bed.client.spawnSubagent(parent, { name: 'done' });
+    const open = await bed.client.spawnSubagent(parent, { name: 'open' });
+    await bed.client.todoWrite(done.sessionId, { todos: [todo('finished step', 'completed')] });
+    await bed.client.close(done.sessionId);
+    await bed.client.todoWrite(open.sessionId, { todos: [todo('first plan', 'in_progress')] });
+    const final = await bed.client.session(done.sessionId);
+    // The listing must show the closed subagent at its final version before the tree can trust it.
+    const deadline = Date.now() + 10_000;
+    const listed = async () => (await bed.client.list({ parent })).find((s) => s.id === done.sessionId);
+    while ((await listed())?.version !== final.version || (await listed())?.status !== 'closed') {
+      assert.ok(Date.now() < deadline, `the listing never showed ${done.sessionId} closed at version ${final.version}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await bed.client.tree(parent);
+
+    const read: string[] = [];
+    const session = bed.client.session.bind(bed.client);
+    bed.client.session = async (id: string) => {
+      read.push(id);
+      return session(id);
+    };
+    try {
+      await bed.client.todoWrite(open.sessionId, { todos: [todo('first plan', 'completed'), todo('second plan', 'in_progress')] });
+      const tree = await bed.client.tree(parent);
+      assert.deepEqual(read.sort(), [parent, open.sessionId].sort(), 'the closed subagent was not queried again');
+      assert.deepEqual(tree.children.map((c) => [c.name, c.closed]), [['done', true], ['open', false]]);
+      assert.deepEqual(tree.children[0]?.todos, [todo('finished step', 'completed')]);
+      assert.deepEqual(tree.children[1]?.todos, [todo('first plan', 'completed'), todo('second plan', 'in_progress')], 'the open subagent is read live');
+    } finally {
+      bed.client.session = session;
+    }
+  });
+
   test('a spawn with a taken or malformed name is refused before it reaches history', async () => {
     const parent = uniqueId('parent');
     await bed.client.start(parent);
