@@ -11,6 +11,7 @@ import { Connection } from '@temporalio/client';
 import { defaultDataDir, resolveCacheDir } from '../config/paths';
 import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { TemporalCliNotFoundError, findTemporalCli, MIN_GO_VERSION } from './temporal-cli';
+import { SourcesTriedError } from './executables';
 
 /** The search attribute types the dev server accepts on `--search-attribute`. */
 export type SearchAttributeTypeName = 'Keyword' | 'Int' | 'Bool' | 'Datetime' | 'Text' | 'Double' | 'KeywordList';
@@ -92,23 +93,19 @@ export class DevServerStartError extends Error {
   }
 }
 
+const SERVER_ADVICE =
+  `Install Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) so the Temporal CLI can be built, ` +
+  'set TEMPORAL_CLI_PATH to a temporal binary, or set TEMPORAL_ADDRESS to use a server that is already running.';
+
 /**
  * Thrown by {@link startDevServer} when no server binary could be found, installed or
  * downloaded. `attempts` lists every source tried and why it failed.
  */
-export class DevServerUnavailableError extends Error {
+export class DevServerUnavailableError extends SourcesTriedError {
   override readonly name = 'DevServerUnavailableError';
-  /** One line per source tried, in order. */
-  readonly attempts: readonly string[];
 
   constructor(attempts: readonly string[]) {
-    super(
-      'Could not start a local Temporal server: no server binary was available. Tried:\n' +
-        attempts.map((attempt) => `  - ${attempt}`).join('\n') +
-        `\nInstall Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) so the Temporal CLI can be built, ` +
-        'set TEMPORAL_CLI_PATH to a temporal binary, or set TEMPORAL_ADDRESS to use a server that is already running.',
-    );
-    this.attempts = attempts;
+    super('Could not start a local Temporal server: no server binary was available.', attempts, SERVER_ADVICE);
   }
 }
 

@@ -3,6 +3,20 @@ import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, resolve } from 'node:path';
 
+/**
+ * An error that lists every source tried for a binary, one per line and in order, each with why
+ * it gave none, and then what the user can do.
+ */
+export class SourcesTriedError extends Error {
+  /** One line per source tried, in order, each saying why it gave no binary. */
+  readonly attempts: readonly string[];
+
+  constructor(headline: string, attempts: readonly string[], advice: string) {
+    super(`${headline} Tried:\n${attempts.map((attempt) => `  - ${attempt}`).join('\n')}\n${advice}`);
+    this.attempts = attempts;
+  }
+}
+
 /** The file name of an executable on this platform (`name.exe` on Windows). */
 export function executableName(name: string): string {
   return process.platform === 'win32' ? `${name}.exe` : name;

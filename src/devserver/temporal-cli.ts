@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { resolveCacheDir } from '../config/paths';
-import { executableName, executableProblem, findOnPath } from './executables';
+import { executableName, executableProblem, findOnPath, SourcesTriedError } from './executables';
 import { goInstall, type GoInstallResult } from './go-install';
 
 /**
@@ -54,24 +54,18 @@ export class TemporalCliPathError extends Error {
   }
 }
 
+const CLI_ADVICE = `Install Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) and run again, or set TEMPORAL_CLI_PATH to a temporal binary.`;
+
 /**
  * Thrown by {@link findTemporalCli} when no binary was found and none could be installed.
  * `attempts` lists every place looked at and why each failed; callers may fall back to another
  * source (such as the SDK's download) and should show `attempts` if that fails too.
  */
-export class TemporalCliNotFoundError extends Error {
+export class TemporalCliNotFoundError extends SourcesTriedError {
   override readonly name = 'TemporalCliNotFoundError';
-  /** One line per source tried, in order, each saying why it gave no binary. */
-  readonly attempts: readonly string[];
 
   constructor(attempts: readonly string[]) {
-    super(
-      'No Temporal CLI binary could be found or installed. Tried:\n' +
-        attempts.map((attempt) => `  - ${attempt}`).join('\n') +
-        `\nInstall Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) and run again, ` +
-        'or set TEMPORAL_CLI_PATH to a temporal binary.',
-    );
-    this.attempts = attempts;
+    super('No Temporal CLI binary could be found or installed.', attempts, CLI_ADVICE);
   }
 }
 
