@@ -9,6 +9,7 @@ import { errorBox, h } from './dom.js';
 import { followEvents } from './event-stream.js';
 import { createIgnoredSignals } from './ignored-signals.js';
 import { createMessageBox } from './message-box.js';
+import { oneAtATime } from './one-at-a-time.js';
 import { createSessionHead } from './session-head.js';
 import { createSubagentTree } from './subagent-tree.js';
 import { createTimeline } from './timeline.js';
@@ -88,18 +89,10 @@ export function sessionPage(main, id) {
     if (!stopped) treeTimer = setTimeout(refreshTree, TREE_REFRESH_MS);
   }
 
-  // The transcript and the usage, fetched again whenever the agent's revision moves: one fetch at
-  // a time, and one more after it when the revision moved meanwhile.
+  // The transcript and the usage, fetched again whenever the agent's revision moves, one fetch at a time.
   let agentRevision = null;
-  let agentFetching = false;
-  let agentAgain = false;
   let lastTranscript = null;
-  async function refreshAgent() {
-    if (agentFetching) {
-      agentAgain = true;
-      return;
-    }
-    agentFetching = true;
+  const refreshAgent = oneAtATime(async () => {
     try {
       const [transcript, cost] = await Promise.all([api(sessionPath(id, '/transcript')), api(sessionPath(id, '/usage'))]);
       if (stopped) return;
@@ -110,14 +103,8 @@ export function sessionPage(main, id) {
       if (stopped || error.status === 401) return;
       conversation.outcome.hidden = false;
       conversation.outcome.textContent = `Could not load the conversation: ${error.message}`;
-    } finally {
-      agentFetching = false;
-      if (agentAgain && !stopped) {
-        agentAgain = false;
-        void refreshAgent();
-      }
     }
-  }
+  }, () => stopped);
   const pendingIds = () => new Set(live && live.agent && Array.isArray(live.agent.pendingApprovals) ? live.agent.pendingApprovals.map((p) => p.callId) : []);
 
   function accept(snapshot) {

@@ -3,6 +3,7 @@
 /* global setTimeout, clearTimeout */
 import { api, sessionPath } from './api.js';
 import { h } from './dom.js';
+import { oneAtATime } from './one-at-a-time.js';
 import { clockTime, timeEl } from './time.js';
 
 const TIMELINE_MIN_GAP_MS = 1000;
@@ -91,14 +92,7 @@ export function createTimeline(id, { latest, showList, onViewChange }) {
     schedule(0);
   });
 
-  let running = false;
-  let again = false;
-  async function refresh() {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
+  const refresh = oneAtATime(async () => {
     try {
       const timeline = await api(sessionPath(id, '/timeline'));
       if (stopped) return;
@@ -109,14 +103,8 @@ export function createTimeline(id, { latest, showList, onViewChange }) {
     } catch (error) {
       if (stopped || error.status === 401) return;
       stepText.textContent = `History unavailable: ${error.message}`;
-    } finally {
-      running = false;
-      if (again && !stopped) {
-        again = false;
-        void refresh();
-      }
     }
-  }
+  }, () => stopped);
   // At most one timeline fetch per TIMELINE_MIN_GAP_MS however fast events arrive: a long
   // session's timeline is large, and a pending fetch is never pushed back (no starvation).
   let pending = false;
