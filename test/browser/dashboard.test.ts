@@ -144,6 +144,27 @@ async function openPage(target: Browser, url: string) {
 
 const sessionUrl = (base: string, id: string) => `${base}/#/sessions/${encodeURIComponent(id)}`;
 
+/** Starts a new session and opens its page on the open service, once the page says it is live. */
+async function openLiveSession(parts: NonNullable<ReturnType<typeof ready>>, prefix: string, input: { task?: string } = {}) {
+  const id = uniqueId(prefix);
+  await parts.client.start(id, input);
+  const opened = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+  await eventually(async () => assert.equal(await opened.page.locator('#connection').textContent(), 'Live'));
+  return { id, ...opened };
+}
+
+/** Types `text` into the page's message box and presses Send. */
+async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.locator('#message-input').fill(text);
+  await page.locator('#message-send').click();
+}
+
+/** The page loaded once (no reload, no navigation away) and logged no error. */
+function assertCleanPage(seen: { loads: number; errors: string[] }): void {
+  assert.equal(seen.loads, 1);
+  assert.deepEqual(seen.errors, []);
+}
+
 /** `POST /sessions/{id}/todo_write` as any HTTP client would. */
 async function write(base: string, id: string, todos: TodoItem[], bearer?: string): Promise<{ version: number }> {
   const response = await fetch(`${base}/sessions/${encodeURIComponent(id)}/todo_write`, {
@@ -267,8 +288,7 @@ describe('the live dashboard', () => {
     const next = [todo('Rotate the keys', 'completed'), todo('Tell the team', 'in_progress')];
     await write(parts.tokenServer.url, id, next, token);
     await waitForList(page, next);
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test('the dashboard modules load without a token, as JavaScript, under the same Content-Security-Policy', { timeout: 60_000 }, async (t) => {
@@ -417,8 +437,7 @@ describe('the live dashboard', () => {
     await page.locator('#start-card #message-input').waitFor({ state: 'visible', timeout: WAIT_MS });
     assert.match((await page.locator('#problem').textContent()) ?? '', /not found|no session/i);
 
-    await page.locator('#message-input').fill(MESSAGES.lintFix);
-    await page.locator('#message-send').click();
+    await sendMessage(page, MESSAGES.lintFix);
     await eventually(async () => assert.match((await page.locator('#message-status').textContent()) ?? '', /Message 1 sent/));
     assert.equal(await page.locator('#message-input').inputValue(), '', 'the box is cleared once the message is accepted');
     await page.locator('#start-card').waitFor({ state: 'detached', timeout: WAIT_MS });
@@ -448,10 +467,7 @@ describe('the live dashboard', () => {
   test('a todo_write the session refused is marked rejected, and a waiting call is approved from the page', { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
-    const id = uniqueId('approve-page');
-    await parts.client.start(id, { task: 'Ship the invoice export' });
-    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
-    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    const { page, seen } = await openLiveSession(parts, 'approve-page', { task: 'Ship the invoice export' });
     await page.locator('#message-input').fill(MESSAGES.release);
     await page.locator('#message-input').press('Control+Enter');
 
@@ -476,23 +492,18 @@ describe('the live dashboard', () => {
     await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), ANSWERS.release));
     assert.match((await page.locator('#conversation li.tool-call[data-tool="read_file"] .tool-result pre').textContent()) ?? '', /^# agent-sessions/);
     await waitForList(page, RELEASE_LIST.map((item) => todo(item.content, 'completed')));
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test('a running turn is interrupted from the page: the model call ends, the turn says interrupted, and Interrupt goes away', { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
-    const id = uniqueId('interrupt-page');
-    await parts.client.start(id);
-    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
-    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    const { id, page, seen } = await openLiveSession(parts, 'interrupt-page');
     assert.equal(await page.locator('#conversation-empty').isVisible(), true, 'a fresh session says it has no messages');
     assert.equal(await page.locator('#interrupt').isVisible(), false, 'no Interrupt while nothing runs');
 
     // The "forever" story's model call answers only after ten minutes: only an interrupt ends it.
-    await page.locator('#message-input').fill(MESSAGES.forever);
-    await page.locator('#message-send').click();
+    await sendMessage(page, MESSAGES.forever);
     await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', /^calling the model \(turn \d+, step 1\)$/));
     // A list written in this turn (by another writer, as the model has not answered): the interrupt keeps it.
     const list = [todo('Think it through', 'in_progress'), todo('Write it down')];
@@ -505,23 +516,17 @@ describe('the live dashboard', () => {
     assert.equal(await page.locator('#interrupt').isVisible(), false);
     assert.equal((await parts.client.session(id)).turnOpen, false, 'the session itself says the turn ended');
     await waitForList(page, list);
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test('a message sent while a turn runs is shown as queued, then gets its own turn and answer', { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
-    const id = uniqueId('queue-page');
-    await parts.client.start(id);
-    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
-    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
+    const { page, seen } = await openLiveSession(parts, 'queue-page');
     // The slow story's first answer takes 8 s: long enough to queue a second message behind it.
-    await page.locator('#message-input').fill(MESSAGES.slow);
-    await page.locator('#message-send').click();
+    await sendMessage(page, MESSAGES.slow);
     await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', /^calling the model/));
-    await page.locator('#message-input').fill(MESSAGES.queued);
-    await page.locator('#message-send').click();
+    await sendMessage(page, MESSAGES.queued);
     await eventually(async () => assert.equal(await page.locator('#message-status').textContent(), 'Message 2 queued behind 1 other: its turn starts when the running one ends.'));
     await eventually(async () => assert.match((await page.locator('#agent-activity').textContent()) ?? '', / · 1 message queued$/));
 
@@ -529,8 +534,7 @@ describe('the live dashboard', () => {
     assert.deepEqual(await page.locator('#conversation .msg-user .msg-text').allTextContents(), [MESSAGES.slow, MESSAGES.queued]);
     await eventually(async () => assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn \d+ \(message 2\) completed$/));
     await eventually(async () => assert.equal(await page.locator('#agent-activity').textContent(), 'idle'));
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test('behind a token, a waiting call is denied from the page with a reason, which the model gets as the result', { timeout: 90_000 }, async (t) => {
@@ -545,8 +549,7 @@ describe('the live dashboard', () => {
     await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
 
     // The page's POSTs carry the bearer token, and pass the Origin check as the service's own page.
-    await page.locator('#message-input').fill(MESSAGES.deny);
-    await page.locator('#message-send').click();
+    await sendMessage(page, MESSAGES.deny);
     const waiting = page.locator('#approvals li.approval');
     await waiting.waitFor({ state: 'visible', timeout: WAIT_MS });
     const reason = 'Not the README <b>today</b>';
@@ -558,19 +561,14 @@ describe('the live dashboard', () => {
     );
     await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), ANSWERS.deny));
     assert.equal(await page.locator('#conversation b').count(), 0, 'the reason stayed text');
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test("markup in the user's message, the model's answer and its todo_write is shown as text and runs nothing", { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;
-    const id = uniqueId('xss-agent');
-    await parts.client.start(id);
-    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
-    await eventually(async () => assert.equal(await page.locator('#connection').textContent(), 'Live'));
-    await page.locator('#message-input').fill(HOSTILE.message);
-    await page.locator('#message-send').click();
+    const { page, seen } = await openLiveSession(parts, 'xss-agent');
+    await sendMessage(page, HOSTILE.message);
 
     await eventually(async () => assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn \d+ \(message 1\) completed$/));
     // The first answer carries text beside its call, the second ends the turn, the third answers the reminder.
@@ -584,8 +582,7 @@ describe('the live dashboard', () => {
     await page.locator('#conversation .msg-answer .msg-text').last().hover();
     assert.equal(await page.evaluate('window.__pwned'), undefined);
     assert.deepEqual(seen.dialogs, []);
-    assert.equal(seen.loads, 1);
-    assert.deepEqual(seen.errors, []);
+    assertCleanPage(seen);
   });
 
   test('a session with a parent, two subagents, a mixed list and its conversation is captured as a screenshot', { timeout: 90_000 }, async (t) => {
