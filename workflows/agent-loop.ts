@@ -8,22 +8,8 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { AgentActivities, ToolOutcome, TurnSettings } from '../activities/agent-contract';
-import {
-  addUsage,
-  boundToolResult,
-  compactConversation,
-  INITIAL_AGENT_STATE,
-  messagesForModel,
-  nudgeMessage,
-  RECENT_TURNS_KEPT,
-  type AgentActivity,
-  type AgentState,
-  type ChatMessage,
-  type ToolCall,
-  type TurnEndReason,
-  type TurnOutcome,
-} from '../src/session/workflow-api';
-import type { SessionState } from '../src/session/workflow-api';
+import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
+import type { AgentActivity, AgentState, ChatMessage, SessionState, ToolCall, TurnEndReason, TurnOutcome } from '../src/session/workflow-api';
 
 // Bookkeeping: quick, retried until it works.
 const bookkeeping = proxyActivities<AgentActivities>({

@@ -34,28 +34,9 @@ import {
   type SubagentSpawnInput,
   type TodoWriteResult,
 } from '../session';
-import {
-  closeUpdate,
-  SESSION_WORKFLOW_TYPE,
-  sessionQuery,
-  subagentSpawnUpdate,
-  todosQuery,
-  todoWriteUpdate,
-  toolApproveUpdate,
-  toolDenyUpdate,
-  transcriptQuery,
-  turnEndSignal,
-  turnInterruptUpdate,
-  turnStartSignal,
-  userMessageUpdate,
-  type AgentSessionInput,
-  type SubagentSpawnResult,
-  type ToolDecisionResult,
-  type Transcript,
-  type TurnOutcome,
-  type Usage,
-  type UserMessageResult,
-} from '../../workflows/messages';
+// The wire's definitions (updates, queries, signals, the workflow type) as `wire.*` where they are sent.
+import * as wire from '../../workflows/messages';
+import type { AgentSessionInput, SubagentSpawnResult, ToolDecisionResult, Transcript, TurnOutcome, Usage, UserMessageResult } from '../../workflows/messages';
 import {
   AgentSessionsError,
   InvalidSessionIdError,
@@ -221,7 +202,7 @@ export class SessionClient {
   async start(sessionId: string, input: Pick<AgentSessionInput, 'task'> = {}): Promise<StartResult> {
     requireTopLevelId(sessionId);
     try {
-      const handle = await this.temporal.workflow.start(SESSION_WORKFLOW_TYPE, {
+      const handle = await this.temporal.workflow.start(wire.SESSION_WORKFLOW_TYPE, {
         ...this.startOptions(sessionId, { ...this.startInput, ...input }),
         workflowIdConflictPolicy: 'FAIL',
       });
@@ -249,17 +230,17 @@ export class SessionClient {
     refuseUnsendable(trimmed);
     const updateArgs: [TodoWriteArgs, { expectedVersion?: number }?] = [trimmed as TodoWriteArgs];
     if (options.expectedVersion !== undefined) updateArgs.push({ expectedVersion: options.expectedVersion });
-    return this.updateWithStart(sessionId, todoWriteUpdate, updateArgs, updateId);
+    return this.updateWithStart(sessionId, wire.todoWriteUpdate, updateArgs, updateId);
   }
 
   /** Starts a new turn; the session's list becomes `null` until the next write. */
   async turnStart(sessionId: string): Promise<void> {
-    await this.call(sessionId, (handle) => handle.signal(turnStartSignal, {}));
+    await this.call(sessionId, (handle) => handle.signal(wire.turnStartSignal, {}));
   }
 
   /** Ends the current turn; the list stays visible. */
   async turnEnd(sessionId: string): Promise<void> {
-    await this.call(sessionId, (handle) => handle.signal(turnEndSignal, {}));
+    await this.call(sessionId, (handle) => handle.signal(wire.turnEndSignal, {}));
   }
 
   /**
@@ -273,17 +254,17 @@ export class SessionClient {
    */
   async spawnSubagent(parentId: string, input: SubagentSpawnInput, options: { updateId?: string } = {}): Promise<SubagentSpawnResult> {
     const update = { args: [input] as [SubagentSpawnInput], ...(options.updateId !== undefined ? { updateId: options.updateId } : {}) };
-    return this.call(parentId, (handle) => this.watched(parentId, () => handle.executeUpdate(subagentSpawnUpdate, update), options.updateId));
+    return this.call(parentId, (handle) => this.watched(parentId, () => handle.executeUpdate(wire.subagentSpawnUpdate, update), options.updateId));
   }
 
   /** The current list, or `null` when the current turn has none. Works on closed sessions. */
   async todos(sessionId: string): Promise<TodoList> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(todosQuery))), 'read');
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.todosQuery))), 'read');
   }
 
   /** Turn, list, counts, version, parent and children of the session. Works on closed sessions. */
   async session(sessionId: string): Promise<SessionSnapshot> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(sessionQuery))), 'read');
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.sessionQuery))), 'read');
   }
 
   /**
@@ -365,7 +346,7 @@ export class SessionClient {
   /** Closes the session and, first, its open subagents; queries keep answering. Idempotent. */
   async close(sessionId: string): Promise<SessionSnapshot> {
     try {
-      return await this.call(sessionId, (handle) => handle.executeUpdate(closeUpdate, { args: [{}] }));
+      return await this.call(sessionId, (handle) => handle.executeUpdate(wire.closeUpdate, { args: [{}] }));
     } catch (error) {
       if (error instanceof SessionClosedError) return this.session(sessionId);
       throw error;
@@ -405,7 +386,7 @@ export class SessionClient {
    *   SessionClosedError when the session was closed.
    */
   async sendMessage(sessionId: string, text: string): Promise<UserMessageResult> {
-    return this.updateWithStart(sessionId, userMessageUpdate, [{ text }], randomUUID());
+    return this.updateWithStart(sessionId, wire.userMessageUpdate, [{ text }], randomUUID());
   }
 
   /**
@@ -415,7 +396,7 @@ export class SessionClient {
    * @throws RequestRejectedError (`no-running-turn`) when no turn runs.
    */
   async interrupt(sessionId: string): Promise<TurnOutcome | null> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => handle.executeUpdate(turnInterruptUpdate, { args: [{}] })));
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => handle.executeUpdate(wire.turnInterruptUpdate, { args: [{}] })));
   }
 
   /**
@@ -424,7 +405,7 @@ export class SessionClient {
    * @throws RequestRejectedError (`no-pending-call`) when no call with that id waits.
    */
   async approve(sessionId: string, callId: string, reason?: string): Promise<ToolDecisionResult> {
-    return this.decide(sessionId, toolApproveUpdate, callId, reason);
+    return this.decide(sessionId, wire.toolApproveUpdate, callId, reason);
   }
 
   /**
@@ -434,12 +415,12 @@ export class SessionClient {
    * @throws RequestRejectedError (`no-pending-call`) when no call with that id waits.
    */
   async deny(sessionId: string, callId: string, reason?: string): Promise<ToolDecisionResult> {
-    return this.decide(sessionId, toolDenyUpdate, callId, reason);
+    return this.decide(sessionId, wire.toolDenyUpdate, callId, reason);
   }
 
   /** The conversation of the session's agent loop, its usage and its last turn. Works on closed sessions. */
   async transcript(sessionId: string): Promise<Transcript> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(transcriptQuery))), 'read');
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.transcriptQuery))), 'read');
   }
 
   /**
@@ -474,7 +455,7 @@ export class SessionClient {
           this.temporal.workflow.executeUpdateWithStart(update, {
             args,
             updateId,
-            startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+            startWorkflowOperation: new WithStartWorkflowOperation(wire.SESSION_WORKFLOW_TYPE, {
               ...this.startOptions(sessionId, this.startInput),
               workflowIdConflictPolicy: 'USE_EXISTING',
             }),
@@ -488,7 +469,7 @@ export class SessionClient {
 
   private async decide(
     sessionId: string,
-    update: typeof toolApproveUpdate,
+    update: typeof wire.toolApproveUpdate,
     callId: string,
     reason: string | undefined,
   ): Promise<ToolDecisionResult> {
