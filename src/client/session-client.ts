@@ -53,7 +53,7 @@ import {
   TemporalUnavailableError,
   TodoRejectedError,
 } from './errors';
-import { grpcCode, GRPC, withBusyRetry } from './transient-errors';
+import { grpcCode, GRPC, isAbortedUpdate, isBusy, withBusyRetry } from './transient-errors';
 
 /** What `start` did. */
 export interface StartResult {
@@ -462,9 +462,15 @@ export class SessionClient {
           });
     if (!sessionId.includes(SESSION_ID_SEPARATOR)) requireTopLevelId(sessionId);
     // Temporal admits 10 updates in flight per workflow; past that it answers "resource
-    // exhausted". Retrying with the same update id is safe (applied at most once), so a burst of
-    // writers queues here with backoff instead of seeing that error.
-    return this.guard(sessionId, () => this.watched(sessionId, () => withBusyRetry(send, 20), updateId), 'change', updateId);
+    // exhausted". And it drops the updates it admitted but did not yet accept when it clears a
+    // workflow's update registry (a burst of writes while the session continues as new), asking
+    // for them again. Sending the same update id again is safe (applied at most once), so a burst
+    // of writers queues here with backoff instead of seeing either; the call's abort signal (the
+    // reason found, or the caller's own deadline) ends the resending too.
+    const retryable = (error: unknown): boolean => isBusy(error) || isAbortedUpdate(error);
+    const resending = (): Promise<Ret> =>
+      withBusyRetry(send, { attempts: 20, retryable, signal: (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal });
+    return this.guard(sessionId, () => this.watched(sessionId, resending, updateId), 'change', updateId);
   }
 
   private async decide(

@@ -4,14 +4,29 @@ import { AgentSessionsError } from './errors';
 /** The gRPC status codes this library tells apart. */
 export const GRPC = Object.freeze({ CANCELLED: 1, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 });
 
-/** The gRPC status code of an error or of the first error in its cause chain that has one. */
-export function grpcCode(error: unknown): number | undefined {
+/** The gRPC error of an error or of the first error in its cause chain that is one. */
+function grpcError(error: unknown): { code: number; details: string; message: string } | undefined {
   const seen = new Set<unknown>();
   for (let e: unknown = error; e instanceof Error && !seen.has(e); e = e.cause) {
     seen.add(e);
-    if (isGrpcServiceError(e)) return e.code;
+    if (isGrpcServiceError(e)) return e;
   }
   return undefined;
+}
+
+/** The gRPC status code of an error or of the first error in its cause chain that has one. */
+export function grpcCode(error: unknown): number | undefined {
+  return grpcError(error)?.code;
+}
+
+/** What a {@link withBusyRetry} asks again for, and how often. */
+export interface BusyRetryOptions {
+  /** How many times in all the call is made. */
+  attempts?: number;
+  /** Which errors are worth asking again for; {@link isBusy} unless told. */
+  retryable?: (error: unknown) => boolean;
+  /** Once aborted, no further attempt is made: the last error is thrown. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -21,14 +36,17 @@ export function grpcCode(error: unknown): number | undefined {
  * (at most a second each). Only for calls that are safe to repeat: queries, and updates that
  * carry their update id.
  */
-export async function withBusyRetry<T>(ask: () => Promise<T>, attempts = 12): Promise<T> {
+export async function withBusyRetry<T>(ask: () => Promise<T>, options: BusyRetryOptions = {}): Promise<T> {
+  const { attempts = 12, retryable = isBusy, signal } = options;
+  const aborted = (): boolean => signal?.aborted === true;
   for (let attempt = 1; ; attempt++) {
     try {
       return await ask();
     } catch (error) {
-      if (attempt >= attempts || !isBusy(error)) throw error;
+      if (attempt >= attempts || !retryable(error) || aborted()) throw error;
       const pause = Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
       await new Promise((resolve) => setTimeout(resolve, pause));
+      if (aborted()) throw error;
     }
   }
 }
@@ -37,6 +55,24 @@ export async function withBusyRetry<T>(ask: () => Promise<T>, attempts = 12): Pr
 export function isBusy(error: unknown): boolean {
   return grpcCode(error) === GRPC.RESOURCE_EXHAUSTED;
 }
+
+/**
+ * Whether an error is Temporal dropping an update it had admitted but not yet accepted, because
+ * it cleared the workflow's update registry (a workflow task failed, as one that continues as new
+ * while more writes arrive does). The server says so in these words, with UNAVAILABLE, meaning
+ * "send it again": so this is never a server that cannot be reached, and sending the same update
+ * id again is safe (applied at most once).
+ */
+export function isAbortedUpdate(error: unknown): boolean {
+  const grpc = grpcError(error);
+  if (grpc?.code !== GRPC.UNAVAILABLE) return false;
+  // An update sent alone says so in its details; an update-with-start's status is rewritten by the
+  // SDK from the failed operation's, which puts the words in the message.
+  return [grpc.details, grpc.message].some((text) => text === UPDATE_ABORTED || text.endsWith(`: ${UPDATE_ABORTED}`));
+}
+
+/** Temporal's own words for an update dropped with its registry (server `update.AbortedByServerErr`). */
+const UPDATE_ABORTED = 'workflow update was aborted';
 
 /**
  * Whether an error means Temporal could not be reached or did not answer in time: the
