@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isGrpcServiceError } from '@temporalio/client';
 import { AgentSessionsError } from './errors';
 
@@ -39,16 +38,15 @@ export interface BusyRetryOptions {
  */
 export async function withBusyRetry<T>(ask: () => Promise<T>, options: BusyRetryOptions = {}): Promise<T> {
   const { attempts = 12, retryable = isBusy, signal } = options;
+  const aborted = (): boolean => signal?.aborted === true;
   for (let attempt = 1; ; attempt++) {
     try {
       return await ask();
     } catch (error) {
-      if (attempt >= attempts || !retryable(error) || signal?.aborted === true) throw error;
+      if (attempt >= attempts || !retryable(error) || aborted()) throw error;
       const pause = Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      // The pause ends with the signal: an aborted call throws its last error at once.
-      await sleep(pause, undefined, { signal }).catch(() => {
-        throw error;
-      });
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      if (aborted()) throw error;
     }
   }
 }
@@ -75,14 +73,6 @@ export function isAbortedUpdate(error: unknown): boolean {
 
 /** Temporal's own words for an update dropped with its registry (server `update.AbortedByServerErr`). */
 const UPDATE_ABORTED = 'workflow update was aborted';
-
-/**
- * Whether an update that carries its update id may be sent again after this error: Temporal was
- * busy ({@link isBusy}) or dropped it with the workflow's update registry ({@link isAbortedUpdate}).
- */
-export function isResendableUpdateError(error: unknown): boolean {
-  return isBusy(error) || isAbortedUpdate(error);
-}
 
 /**
  * Whether an error means Temporal could not be reached or did not answer in time: the
