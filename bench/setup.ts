@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { isAbortedUpdate, isBusy, SessionClient, withBusyRetry } from '../src/client';
+import { isResendableUpdateError, SessionClient, withBusyRetry } from '../src/client';
 import { connectionOptions, loadSettings, type TemporalConfig } from '../src/config';
 import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, TEMPORAL_SERVER_VERSION } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
@@ -239,7 +239,7 @@ export function calls(bench: Bench) {
               workflowIdConflictPolicy: 'USE_EXISTING',
             }),
           }),
-        { attempts: 20, retryable: (error) => isBusy(error) || isAbortedUpdate(error) },
+        { attempts: 20, retryable: isResendableUpdateError },
       ),
     /** A plain `executeUpdate` of `todo_write` on a running session. */
     oursPlain: (id: string, args: TodoWriteArgs): Promise<TodoWriteResult> =>

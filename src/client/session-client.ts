@@ -53,7 +53,7 @@ import {
   TemporalUnavailableError,
   TodoRejectedError,
 } from './errors';
-import { grpcCode, GRPC, isAbortedUpdate, isBusy, withBusyRetry } from './transient-errors';
+import { grpcCode, GRPC, isResendableUpdateError, withBusyRetry } from './transient-errors';
 
 /** What `start` did. */
 export interface StartResult {
@@ -467,9 +467,7 @@ export class SessionClient {
     // for them again. Sending the same update id again is safe (applied at most once), so a burst
     // of writers queues here with backoff instead of seeing either; the call's abort signal (the
     // reason found, or the caller's own deadline) ends the resending too.
-    const retryable = (error: unknown): boolean => isBusy(error) || isAbortedUpdate(error);
-    const resending = (): Promise<Ret> =>
-      withBusyRetry(send, { attempts: 20, retryable, signal: (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal });
+    const resending = (): Promise<Ret> => withBusyRetry(send, { attempts: 20, retryable: isResendableUpdateError, signal: this.callSignal() });
     return this.guard(sessionId, () => this.watched(sessionId, resending, updateId), 'change', updateId);
   }
 
@@ -491,6 +489,11 @@ export class SessionClient {
       // Ids are never reused: a closed session's history stays the whole story of that id.
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     };
+  }
+
+  /** The abort signal the current call runs under (`connection.withAbortSignal`), if any. */
+  private callSignal(): AbortSignal | undefined {
+    return (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal;
   }
 
   private async call<T>(sessionId: string, action: (handle: WorkflowHandle) => Promise<T>, kind: CallKind = 'change'): Promise<T> {
@@ -515,7 +518,7 @@ export class SessionClient {
     // Once the reason is known the call is cancelled, so nothing waits on for Temporal's own
     // timeout; a caller's own abort signal (the HTTP service's deadline) still applies too.
     const controller = new AbortController();
-    const outer = (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal;
+    const outer = this.callSignal();
     const signal = outer !== undefined ? AbortSignal.any([outer, controller.signal]) : controller.signal;
     const answer = this.temporal.connection.withAbortSignal(signal, ask);
     let timer: NodeJS.Timeout | undefined;

@@ -75,6 +75,14 @@ export function isAbortedUpdate(error: unknown): boolean {
 const UPDATE_ABORTED = 'workflow update was aborted';
 
 /**
+ * Whether an update that carries its update id may be sent again after this error: Temporal was
+ * busy ({@link isBusy}) or dropped it with the workflow's update registry ({@link isAbortedUpdate}).
+ */
+export function isResendableUpdateError(error: unknown): boolean {
+  return isBusy(error) || isAbortedUpdate(error);
+}
+
+/**
  * Whether an error means Temporal could not be reached or did not answer in time: the
  * library's {@link TemporalUnavailableError}, or a raw gRPC UNAVAILABLE or DEADLINE_EXCEEDED
  * from a call made on the connection directly.
