@@ -196,17 +196,29 @@ const quietLogger = {
   error: (message: string) => process.stderr.write(`bare workflow bundler: ${message}\n`),
 };
 
+/** The statuses a one-item {@link todoList} takes in turn. */
+const ONE_ITEM_CYCLE = ['pending', 'in_progress', 'completed'] as const;
+
+function todoContent(k: number): string {
+  return `Step ${k + 1}: check module ${String(k).padStart(3, '0')} of the build pipeline`;
+}
+
 /**
  * A valid list of `size` todos for write number `step`: realistic one-line contents (about 45
  * characters), the first items completed, one in progress, the rest pending, moving on with
- * every step so consecutive writes differ.
+ * every step so consecutive writes differ, and so that every write changes the counts (one item
+ * completes as the next starts) and with them the session's search attributes. A one-item list
+ * does the same by taking its item from pending to in_progress to completed and round again:
+ * held in progress, its counts would never change, and a write of it would cost less than any
+ * other size's (`bytes` takes its constant at one item).
  */
 export function todoList(size: number, step: number): TodoWriteArgs {
+  if (size === 1) return { todos: [{ content: todoContent(0), status: ONE_ITEM_CYCLE[step % ONE_ITEM_CYCLE.length]! }] };
   const active = step % size;
   const todos: TodoItem[] = [];
   for (let k = 0; k < size; k++) {
     todos.push({
-      content: `Step ${k + 1}: check module ${String(k).padStart(3, '0')} of the build pipeline`,
+      content: todoContent(k),
       status: k < active ? 'completed' : k === active ? 'in_progress' : 'pending',
     });
   }
