@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
-  defaultGrpcRetryOptions,
-  makeGrpcRetryInterceptor,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -14,6 +12,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type UpdateDe
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
+import { connectionInterceptors } from './closed-connection';
 import { ClosedTreeNodes, type TreeNodeSource } from './closed-tree-nodes';
 import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import type { ExportedHistory } from '../history/session-history';
@@ -129,7 +128,7 @@ export class SessionClient {
     const config: TemporalConfig = resolveTemporalConfig(rest);
     let connection: Connection;
     try {
-      connection = await Connection.connect(connectionOptions(config));
+      connection = await Connection.connect({ ...connectionOptions(config), interceptors: connectionInterceptors() });
     } catch (error) {
       throw new TemporalUnavailableError(config.address, config.namespace, error);
     }
@@ -151,7 +150,7 @@ export class SessionClient {
       ...connectionOptions(config),
       // A service must say "unavailable" in well under a second, not after the SDK's ten
       // retries over ~15 s; busy answers are still retried above, by withBusyRetry.
-      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3, maxIntervalMs: () => 300 }))],
+      interceptors: connectionInterceptors({ maxAttempts: 3, maxIntervalMs: () => 300 }),
     });
     return new SessionClient(
       new Client({ connection, namespace: config.namespace }),
@@ -366,8 +365,9 @@ export class SessionClient {
   async closeConnection(): Promise<void> {
     if (!this.ownsConnection) return;
     // A call given up on (its reason found first) may still be between retries: the SDK's retry
-    // interceptor starts the next attempt from a timer even after a cancel, and an attempt on a
-    // closed connection throws. Let such calls end first, for at most ten seconds.
+    // interceptor starts the next attempt from a timer even after a cancel. Let such calls end
+    // first, for at most ten seconds; an attempt that comes later still finds the connection
+    // closed, and ends with CANCELLED instead of throwing (closedConnectionGuard).
     if (this.abandoned.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled([...this.abandoned]), new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
