@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { findFreePort } from '../../src/devserver';
+import { runCli, spawnCli, uniqueId } from '../helpers';
+
+// `npm start` is `agent-sessions up`: the first thing a newcomer runs. With no model configured it
+// must start a worker, the HTTP service and the scripted demo model, say so, print commands that
+// work as printed, and stop cleanly on Ctrl-C. Here it is pointed at the test server
+// (TEMPORAL_ADDRESS set: no local server of its own) on a task queue of its own.
+
+const taskQueue = uniqueId('up-demo');
+// No model configured, whatever the machine running the tests has set.
+const env = { AGENT_SESSIONS_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined };
+let up: Awaited<ReturnType<typeof spawnCli>> | undefined;
+
+after(async () => {
+  if (up !== undefined && up.child.exitCode === null) {
+    up.child.kill('SIGKILL');
+    await up.exited;
+  }
+});
+
+async function until<T>(what: string, check: () => T | undefined, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = check();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; up printed:\n${up?.output() ?? ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('npm start (agent-sessions up) runs the scripted demo end to end: the chat it suggests gets its answer, the HTTP API shows the list, Ctrl-C stops it', { timeout: 120_000 }, async () => {
+  const httpPort = await findFreePort();
+  up = await spawnCli(['up', '--allow-parallel-in-progress', 'true', '--http-port', String(httpPort)], env);
+  const started = up;
+  await until('"agent-sessions is running."', () => (started.output().includes('agent-sessions is running.') ? true : undefined), 60_000);
+  const output = started.output();
+  assert.match(output, /Model: SCRIPTED DEMO, not a real model/, 'it says plainly that the answers are scripted');
+  assert.match(output, new RegExp(`Worker: task queue "${taskQueue}", allowParallelInProgress=true`));
+  const base = /Dashboard and HTTP API: (http:\/\/\S+)/.exec(output)?.[1];
+  assert.equal(base, `http://127.0.0.1:${httpPort}`);
+  // The message it tells the newcomer to send, taken from what it printed.
+  const message = /chat demo "([^"]+)"/.exec(output)?.[1];
+  assert.ok(message !== undefined, `a chat command to try in:\n${output}`);
+
+  const id = uniqueId('up-demo-chat');
+  const chat = await runCli(['chat', id, message], { env });
+  assert.equal(chat.code, 0, chat.stderr);
+  assert.ok(chat.stdout.trim().length > 0, 'the answer is printed');
+  assert.match(chat.stderr, /← Updated todo list: 0 pending, 0 in progress, 3 completed/, chat.stderr);
+
+  // The same session through the HTTP service `up` started: the list the demo agent finished.
+  const todos = (await (await fetch(`${base}/sessions/${encodeURIComponent(id)}/todos`)).json()) as Array<{ status: string }>;
+  assert.equal(todos.length, 3);
+  assert.ok(todos.every((todo) => todo.status === 'completed'), JSON.stringify(todos));
+  const usage = await runCli(['usage', id, '--json'], { env });
+  assert.equal(usage.code, 0, usage.stderr);
+  assert.equal(JSON.parse(usage.stdout).session.model_calls, 5);
+
+  started.child.kill('SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([started.exited, new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still running 30 s after SIGINT'), 30_000)))]);
+  clearTimeout(timer);
+  assert.equal(code, 0, started.output());
+  const stopped = await fetch(`${base}/healthz`).then(
+    () => 'answering',
+    () => 'closed',
+  );
+  assert.equal(stopped, 'closed', 'the HTTP service stopped with it');
+});
