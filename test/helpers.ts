@@ -46,6 +46,17 @@ export async function temporalAddress(): Promise<string> {
   return (await ownServer).address;
 }
 
+/** Waits, checking every 100 ms, until `check` answers something other than undefined; fails naming `what` after `ms`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = await check();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** A fresh id for a session or task queue, so test files never see each other's state. */
 export function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AgentActivity } from '../../src/session';
 import { ANSWERS, MESSAGES, agentTestScript } from '../fixtures/agent-script';
-import { ROOT, runCli, spawnCli, uniqueId, useTestBed } from '../helpers';
+import { ROOT, runCli, spawnCli, uniqueId, until, useTestBed } from '../helpers';
 
 const bed = useTestBed('cli-agent', { allowParallelInProgress: false }, {
   model: { script: agentTestScript() },
@@ -10,7 +10,6 @@ const bed = useTestBed('cli-agent', { allowParallelInProgress: false }, {
 });
 const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
 const cli = (...args: string[]) => runCli(args, { env });
-const WAIT_MS = 30_000;
 
 /** A `chat` left running, with what it printed on each stream so far. */
 async function startChat(id: string, text: string) {
@@ -20,17 +19,6 @@ async function startChat(id: string, text: string) {
   chat.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   chat.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return { ...chat, stdout: () => stdout, stderr: () => stderr };
-}
-
-/** Waits until `check` answers something other than undefined. */
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = await check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function activityOf(id: string): Promise<AgentActivity['state'] | undefined> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { findFreePort } from '../../src/devserver';
-import { runCli, spawnCli, uniqueId } from '../helpers';
+import { runCli, spawnCli, uniqueId, until } from '../helpers';
 
 // `npm start` is `agent-sessions up`: the first thing a newcomer runs. With no model configured it
 // must start a worker, the HTTP service and the scripted demo model, say so, print commands that
@@ -20,21 +20,13 @@ after(async () => {
   }
 });
 
-async function until<T>(what: string, check: () => T | undefined, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; up printed:\n${up?.output() ?? ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 test('npm start (agent-sessions up) runs the scripted demo end to end: the chat it suggests gets its answer, the HTTP API shows the list, Ctrl-C stops it', { timeout: 120_000 }, async () => {
   const httpPort = await findFreePort();
   up = await spawnCli(['up', '--allow-parallel-in-progress', 'true', '--http-port', String(httpPort)], env);
   const started = up;
-  await until('"agent-sessions is running."', () => (started.output().includes('agent-sessions is running.') ? true : undefined), 60_000);
+  await until('"agent-sessions is running."', () => (started.output().includes('agent-sessions is running.') ? true : undefined), 60_000).catch((error: Error) => {
+    throw new Error(`${error.message}; up printed:\n${started.output()}`);
+  });
   const output = started.output();
   assert.match(output, /Model: SCRIPTED DEMO, not a real model/, 'it says plainly that the answers are scripted');
   assert.match(output, new RegExp(`Worker: task queue "${taskQueue}", allowParallelInProgress=true`));
