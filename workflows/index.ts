@@ -1,1 +1,1 @@
-export { agentSession } from './session';
+export { agentSession, releaseCheck } from './session';

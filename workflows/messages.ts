@@ -133,4 +133,19 @@ export const todosQuery = defineQuery<TodoList>('todos');
 /** `session`: turn, list, counts, version, parent and children of the session. */
 export const sessionQuery = defineQuery<SessionSnapshot>('session');
 
+/**
+ * `session/carried`: the input the session would continue as new with now (its whole state),
+ * which `release promote` runs through the new build's checks before it moves anyone.
+ */
+export const carriedQuery = defineQuery<SessionInput>('session/carried');
+
+/**
+ * `session/wake`: changes nothing; the workflow task it causes lets an idle session see that its
+ * deployment's target version changed and move to it now rather than at its next message.
+ */
+export const sessionWakeSignal = defineSignal<[SessionMessageInput]>('session/wake');
+
+/** The workflow type of `release promote`'s check, run on the new build (see {@link releaseCheck}). */
+export const RELEASE_CHECK_WORKFLOW_TYPE = 'releaseCheck';
+
 export type { ChatMessage, SessionSnapshot, SubagentSpawnInput, ToolDecisionInput, TodoItem, TodoList, TodoWriteResult, TurnOutcome, Usage, UserMessageInput };

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   currentUpdateInfo,
   getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
   ParentClosePolicy,
   patched,
   setDefaultSignalHandler,
@@ -25,6 +26,7 @@ import {
   assertCarriedAgent,
   assertCarriedState,
   carriedState,
+  checkCarriedSample,
   checkSessionInput,
   checkWriteOptions,
   childSessionId,
@@ -38,6 +40,8 @@ import {
   subagentIdTaken,
   Rejection,
   writeResult,
+  type CarriedRefusal,
+  type CarriedSample,
   type SessionEvent,
   type SessionInput,
   type SessionSnapshot,
@@ -65,6 +69,8 @@ import {
   turnInterruptUpdate,
   turnStartSignal,
   userMessageUpdate,
+  carriedQuery,
+  sessionWakeSignal,
   type AgentSessionInput,
   type SessionMessageInput,
   type SubagentClosedInput,
@@ -204,6 +210,8 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(turnStartSignal, () => apply({ type: 'turn/start' }));
   setHandler(turnEndSignal, () => apply({ type: 'turn/end' }));
   setHandler(sessionCloseSignal, close);
+  // Its workflow task is the point: nothing to apply.
+  setHandler(sessionWakeSignal, () => undefined);
   setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
     apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) }),
   );
@@ -249,6 +257,9 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     );
   }
 
+  /** The input of the next run: the whole state, and the agent's once it has any. */
+  const nextInput = (): SessionInput => ({ ...input, carried: state, ...(agent.state.revision > 0 ? { carriedAgent: agent.state } : {}) });
+  setHandler(carriedQuery, nextInput);
   setHandler(todosQuery, () => state.todos);
   setHandler(sessionQuery, () => snapshotSession(sessionId, state, about, agent.state));
   setHandler(transcriptQuery, () => ({
@@ -259,20 +270,25 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     lastTurn: agent.state.lastTurn,
   }));
 
+  // A session is pinned to the build its run started on, so a turn runs to its end on the code
+  // that began it. Between turns, when the deployment's target version has changed (a release
+  // was promoted), the session continues as new onto it, carrying its whole state and any
+  // message that waits: that message's turn runs on the new build.
+  const released = (): boolean => workflowInfo().targetWorkerDeploymentVersionChanged;
   for (;;) {
-    await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested);
+    await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested || released());
     if (state.closed) break;
-    if (agent.hasWork()) {
+    if (agent.hasWork() && !released()) {
       // A subagent spawned by a model runs its task, then closes (the signal is in its log).
       await agent.runNextTurn({ closeAfter: input.agent === true });
       continue;
     }
     await condition(allHandlersFinished);
     if (state.closed) break;
-    // The agent's state goes along only once it has any, so runs without one carry what they always did.
-    const carriedAgent = agent.state.revision > 0 ? { carriedAgent: agent.state } : {};
     flushIndex?.();
-    await continueAsNew<typeof agentSession>({ ...input, carried: state, ...carriedAgent });
+    // The agent's state goes along only once it has any, so runs without one carry what they always did.
+    if (released()) await makeContinueAsNewFunc<typeof agentSession>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(nextInput());
+    await continueAsNew<typeof agentSession>(nextInput());
   }
 
   await closeOpenChildren();
@@ -291,6 +307,16 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   }
   flushIndex?.();
   return snapshotSession(sessionId, state, about, agent.state);
+}
+
+/**
+ * `release promote`'s check, started pinned to the build being promoted: runs that build's own
+ * checks of a carried input on each sampled session's state and returns every refusal (empty
+ * when the build accepts them all). Touches no session.
+ */
+export async function releaseCheck(samples: CarriedSample[] = []): Promise<CarriedRefusal[]> {
+  if (!Array.isArray(samples)) throw ApplicationFailure.create({ type: 'InvalidReleaseCheck', message: 'releaseCheck takes an array of {sessionId, input}', nonRetryable: true });
+  return samples.flatMap((sample) => checkCarriedSample(sample) ?? []);
 }
 
 /** What a subagent that ran its own agent loop tells its parent: its final answer, or why it has none. */

@@ -293,6 +293,7 @@ const EXIT_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
   'replay-failed': EXIT.failed,
   'invalid-setting': EXIT.usage,
   'invalid-input': EXIT.failed,
+  'release-refused': EXIT.failed,
 });
 
 /**

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'invalid-setting',
   /** Input given to a command or endpoint is malformed (not JSON, not UTF-8, wrong shape). */
   'invalid-input',
+  /** A release was refused before anything changed: the build is unknown, has no workers, or refuses a session's carried state. */
+  'release-refused',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */

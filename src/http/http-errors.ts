@@ -68,6 +68,8 @@ const STATUS_OF: Record<ErrorCode, ErrorStatus> = {
   'replay-failed': 422,
   // The service's own settings are wrong: nothing the client can change.
   'invalid-setting': 500,
+  // No HTTP route releases today; were one added, a refused release is a conflict with the deployment's state.
+  'release-refused': 409,
 };
 
 /**

@@ -11,6 +11,7 @@ export type { TodoWriteArgs } from '../todo/schema';
 export type { TodoCounts } from '../todo/todo-item';
 export { applySessionEvent } from './apply-event';
 export { assertCarriedState, carriedState } from './carried-state';
+export { checkCarriedSample, type CarriedRefusal, type CarriedSample } from './carried-check';
 export { checkWriteOptions } from './expected-version';
 export { ignoredSignalReason } from './ignored-signal';
 export type { SessionEvent } from './session-event';

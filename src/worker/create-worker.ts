@@ -4,7 +4,10 @@ import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { assertSessionSearchAttributes } from './search-attributes-check';
 import type { AgentWorkerSettings } from '../../activities/agent-activities';
 import { AgentSessionsPlugin } from './sessions-plugin';
-import { bundleSessionWorkflows, bundleWithPlugins } from './workflow-bundle';
+import { bundleSessionWorkflows, bundleWithPlugins, workflowBundleInputs } from './workflow-bundle';
+import { activityInputs, buildIdOfCode, computeBuildId } from './build-id';
+import { registerVersion, type VersionRegistration } from './version-registration';
+import type { DeploymentVersion } from '../release/deployment-api';
 
 /** Options of {@link createWorker}. The policy is required and has no default. */
 export interface CreateWorkerOptions extends TodoPolicy {
@@ -32,6 +35,12 @@ export interface CreateWorkerOptions extends TodoPolicy {
   plugins?: WorkerPlugin[];
   /** The per-user cache folder for workflow bundles (default: `~/.cache/agent-sessions`). */
   cacheDir?: string;
+  /**
+   * The Worker Deployment Version this worker serves. `name` defaults to the task queue's name
+   * (`agent-sessions`), `buildId` to a hash of the workflow bundle's and the activities' code (see
+   * `computeBuildId`): an unchanged release keeps its build id.
+   */
+  deployment?: { name?: string; buildId?: string };
   /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
   workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'plugins'>;
 }
@@ -43,6 +52,13 @@ export interface SessionWorker {
   readonly taskQueue: string;
   readonly namespace: string;
   readonly policy: TodoPolicy;
+  /** The deployment version it serves: sessions it starts are pinned to it. */
+  readonly version: DeploymentVersion;
+  /**
+   * Settles once the version is known to the server, after `run()` began polling: made current
+   * when the deployment had no current version, else left waiting for `release promote`.
+   */
+  registered(): Promise<VersionRegistration>;
   /** Polls until {@link shutdown} (or a fatal error); closes a connection it opened itself. */
   run(): Promise<void>;
   /** Starts a graceful shutdown; `run()` resolves when it completes. */
@@ -72,6 +88,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
     bundlers.length > 0
       ? await bundleWithPlugins(policy, bundlers)
       : await bundleSessionWorkflows(policy, options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {});
+  const inputs = bundlers.length > 0 ? undefined : workflowBundleInputs(bundle);
+  const version: DeploymentVersion = {
+    deploymentName: options.deployment?.name ?? config.taskQueue,
+    buildId: options.deployment?.buildId ?? (inputs !== undefined ? computeBuildId(inputs, activityInputs()) : buildIdOfCode(bundle.code)),
+  };
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   let worker: Worker;
@@ -81,6 +102,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       // A model call heartbeats every second; its cancellation (an interrupt) reaches it with
       // the next heartbeat sent, so heartbeats must not be held back for 80% of the timeout.
       maxHeartbeatThrottleInterval: '1 second',
+      // A session is pinned to the build that started it; it moves to a new build only at a turn
+      // boundary, by continuing as new (DESIGN, releases).
+      workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' },
       ...options.workerOptions,
       connection,
       namespace: config.namespace,
@@ -93,14 +117,22 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
     if (owned) await connection.close();
     throw error;
   }
+  let registration: Promise<VersionRegistration> | undefined;
+  const register = (): Promise<VersionRegistration> =>
+    (registration ??= registerVersion(connection.workflowService, config.namespace, version, worker.options.identity));
   return {
     worker,
     taskQueue: config.taskQueue,
     namespace: config.namespace,
     policy,
+    version,
+    registered: register,
     async run() {
       try {
-        await worker.run();
+        const running = worker.run();
+        // The version exists on the server once the worker has polled: register it then.
+        void register().catch(() => undefined);
+        await running;
       } finally {
         if (owned) await connection.close();
       }

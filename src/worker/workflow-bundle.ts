@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, type BundleOptions, type BundlerPlugin, type WorkflowBundle } from '@temporalio/worker';
 import { userCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { packagePath, type BuildInput } from './build-id';
 import { AgentSessionsPlugin } from './sessions-plugin';
 import { workflowsPath } from './workflows-path';
 
@@ -25,6 +26,17 @@ interface CachedBundle {
 }
 
 const inProcess = new Map<string, Promise<WorkflowBundle>>();
+
+/** The files each bundle of this process was built from, for its build id. */
+const inputsOf = new WeakMap<WorkflowBundle, readonly BuildInput[]>();
+
+/**
+ * The files `bundle` was built from (paths inside the package, with their hashes), when it came
+ * from {@link bundleSessionWorkflows}; `undefined` for a bundle built any other way.
+ */
+export function workflowBundleInputs(bundle: WorkflowBundle): readonly BuildInput[] | undefined {
+  return inputsOf.get(bundle);
+}
 
 /**
  * Bundles the session workflows with the deployment's policy baked in, through
@@ -71,7 +83,7 @@ export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCache
 async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<WorkflowBundle> {
   const file = bundleCacheFile(policy, cacheDir);
   const cached = readCached(file);
-  if (cached !== undefined) return { code: cached.code };
+  if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
   let files: string[] = [];
   const recordInputs = {
@@ -100,8 +112,8 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<Workfl
     logger: quietLogger,
     plugins: [new AgentSessionsPlugin(policy), recordInputs],
   });
+  const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
   try {
-    const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
     mkdirSync(join(cacheDir, 'bundles'), { recursive: true });
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, JSON.stringify(entry));
@@ -109,7 +121,12 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<Workfl
   } catch {
     // A read-only cache, or an input that vanished, only costs the next start a rebuild.
   }
-  return { code };
+  return withInputs({ code }, entry.files);
+}
+
+function withInputs(bundle: WorkflowBundle, files: CachedBundle['files']): WorkflowBundle {
+  inputsOf.set(bundle, files.map(([path, hash]): BuildInput => [packagePath(path), hash]));
+  return bundle;
 }
 
 /** A cached bundle whose every input is unchanged, or `undefined`. */
