@@ -109,6 +109,7 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const startSessionWorker = async (taskQueue = sessionQueue): Promise<RunningWorker> => {
     const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
     const running = worker.run();
+    await worker.registered();
     return {
       async stop() {
         worker.shutdown();

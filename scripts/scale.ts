@@ -94,6 +94,7 @@ async function main(): Promise<number> {
       const worker = await createWorker({ allowParallelInProgress: true, temporal: { ...temporal, address, taskQueue } });
       workers.push({ worker, running: worker.run() });
     }
+    await Promise.all(workers.map(({ worker }) => worker.registered()));
     client = await SessionClient.connect({ ...temporal, address, taskQueue });
     process.stderr.write(
       `${settings.writers} writers × ${settings.sessions} sessions × ${settings.writes} writes through ${settings.workers} worker(s) at ${address}, task queue ${taskQueue}…\n`,

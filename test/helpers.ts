@@ -88,6 +88,8 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
   });
   const running = sessionWorker.run();
+  // Until its version is current, no session task reaches it.
+  await sessionWorker.registered();
   let stopped: Promise<void> | undefined;
   return {
     sessionWorker,

@@ -8,6 +8,8 @@ import { installRuntimeLogging } from '../worker/runtime-logging';
 import { clientOptions, temporalOptions } from './command-settings';
 import { requirePolicy } from './policy-option';
 import { upModel, type UpModel } from './up-demo';
+import { describeRegistration, releaseTarget } from './release-command';
+import type { SessionWorker } from '../worker/create-worker';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -85,14 +87,42 @@ export async function runWorker(settings: Settings): Promise<void> {
   const policy = requirePolicy(settings.policy);
   installRuntimeLogging();
   const temporal = temporalOptions(settings);
-  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent });
+  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent, deployment: deploymentOf(settings) });
   process.stderr.write(
     `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
-      `allowParallelInProgress=${policy.allowParallelInProgress}\n`,
+      `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}\n`,
   );
   const running = sessionWorker.run();
+  void sessionWorker.registered().then(
+    (registration) => process.stderr.write(`${describeRegistration(sessionWorker.version, registration)}\n`),
+    (error: Error) => process.stderr.write(`worker: ${error.message}\n`),
+  );
   await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
   await running;
+}
+
+/** The worker's deployment version as the settings name it (a missing build id is computed from the code). */
+function deploymentOf(settings: Settings): { name: string; buildId?: string } {
+  return { name: settings.release.deployment, ...(settings.release.buildId !== undefined ? { buildId: settings.release.buildId } : {}) };
+}
+
+/**
+ * `up`'s worker is the developer's only one: when another build is current (the code changed
+ * since the last start), it promotes its own build by the same path as `release promote`, so
+ * the sessions move to the code just started instead of waiting for a worker that is gone.
+ */
+async function promoteOwnBuild(settings: Settings, temporal: TemporalConfig, sessionWorker: SessionWorker): Promise<string> {
+  const registration = await sessionWorker.registered();
+  if (registration.state === 'current') return describeRegistration(sessionWorker.version, registration);
+  const [{ Client, Connection }, { promoteRelease }] = await Promise.all([import('@temporalio/client'), import('../release/release')]);
+  const connection = await Connection.connect({ address: temporal.address });
+  try {
+    const target = releaseTarget(settings, new Client({ connection, namespace: temporal.namespace }));
+    const result = await promoteRelease(target, sessionWorker.version.buildId);
+    return `build ${result.buildId} replaced build ${registration.current} as the current version (release promote): ${result.moved} of ${result.woken} open sessions moved`;
+  } finally {
+    await connection.close();
+  }
 }
 
 /**
@@ -119,10 +149,14 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
   }
   let http: HttpServer | undefined;
   let model: UpModel | undefined;
+  let worker: { sessionWorker: SessionWorker; running: Promise<void> } | undefined;
   try {
     installRuntimeLogging();
     model = await upModel(settings.agent, policy);
-    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: model.agent });
+    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: model.agent, deployment: deploymentOf(settings) });
+    const running = sessionWorker.run();
+    worker = { sessionWorker, running };
+    const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
     http = await startHttp(settings, temporal);
     const env = temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `;
     process.stdout.write(
@@ -131,6 +165,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
         `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
+        `  Release: ${release} (see: npx agent-sessions release status)`,
         ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         'Try, in another terminal:',
@@ -145,10 +180,12 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
         '',
       ].join('\n'),
     );
-    const running = sessionWorker.run();
     await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
     await running;
   } finally {
+    // Stopped here too when something after its start failed, or the process would not exit.
+    worker?.sessionWorker.shutdown();
+    await worker?.running.catch(() => undefined);
     await http?.close();
     await model?.close();
     await server?.stop();

@@ -11,6 +11,7 @@ import { renderListing, renderTree } from './render-tree';
 import { addClusterCommand } from './cluster-command';
 import { addModelServerCommand } from './model-server-command';
 import { addAgentCommands } from './agent-commands';
+import { addReleaseCommand } from './release-command';
 
 // Each command loads only what it needs: a short command (`todos`, `write`) must not pay for
 // the worker, webpack, the HTTP service, the model client or the schema library.
@@ -21,6 +22,14 @@ const workerSide = async () => ({ ...(await import('../worker/replay')), ...(awa
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
 
 const POLICY_HELP = `true or false: may several todos be in_progress at once (env ${POLICY_ENV})`;
+const DEPLOYMENT_HELP = 'Worker Deployment the worker belongs to (env AGENT_SESSIONS_DEPLOYMENT; default: the task queue, agent-sessions)';
+const BUILD_ID_HELP = 'build id of this worker (env AGENT_SESSIONS_BUILD_ID; default: a hash of its workflow and activity code)';
+
+/** `--deployment` and `--build-id`, as typed. */
+interface VersionFlags {
+  deployment?: string;
+  buildId?: string;
+}
 
 /** Builds the `agent-sessions` command line. Exported for tests and embedding. */
 export function buildProgram(): Command {
@@ -50,7 +59,11 @@ export function buildProgram(): Command {
     .command('worker')
     .description('run a session worker until SIGINT/SIGTERM')
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
-    .action(async (options: { allowParallelInProgress?: string }) => (await longRunning()).runWorker(commandSettings(policyFlag(options))));
+    .option('--deployment <name>', DEPLOYMENT_HELP)
+    .option('--build-id <id>', BUILD_ID_HELP)
+    .action(async (options: { allowParallelInProgress?: string } & VersionFlags) =>
+      (await longRunning()).runWorker(commandSettings({ ...policyFlag(options), ...versionFlags(options) })),
+    );
 
   program
     .command('up')
@@ -60,8 +73,10 @@ export function buildProgram(): Command {
     .option('--ui-port <port>', 'Web UI port of the local server', parsePort)
     .option('--db <file>', 'SQLite file of the local server')
     .option('--http-port <port>', 'port of the HTTP API and dashboard', parsePort, 8080)
-    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number }) =>
-      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), httpPort: options.httpPort }), options),
+    .option('--deployment <name>', DEPLOYMENT_HELP)
+    .option('--build-id <id>', `${BUILD_ID_HELP}; up makes it current (a release promote) when another build is`)
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number } & VersionFlags) =>
+      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), ...versionFlags(options), httpPort: options.httpPort }), options),
     );
 
   program
@@ -271,6 +286,7 @@ export function buildProgram(): Command {
     });
 
   addClusterCommand(program);
+  addReleaseCommand(program);
   addModelServerCommand(program);
   addAgentCommands(program, withClient);
   return program;
@@ -318,6 +334,11 @@ async function withClient(action: (client: SessionClient) => Promise<void>, sett
   } finally {
     await client.closeConnection();
   }
+}
+
+/** The version flags as the settings loader takes them: only those given. */
+function versionFlags(options: VersionFlags): VersionFlags {
+  return { ...(options.deployment !== undefined ? { deployment: options.deployment } : {}), ...(options.buildId !== undefined ? { buildId: options.buildId } : {}) };
 }
 
 /** The policy flag as the settings loader takes it: only when it was given. */

@@ -5,6 +5,7 @@ import { HIDDEN, hideSecrets } from './hidden-secrets';
 import { httpSettingsFromEnv, type HttpSettings } from './http-settings';
 import { pathSettingsFromEnv, type PathSettings } from './paths';
 import { policySetting } from './policy-setting';
+import { releaseSettingsFromEnv, type ReleaseSettings } from './release-settings';
 import { integerSetting, nonEmpty } from './setting-values';
 import { temporalConfigFromEnv, type TemporalConfig } from './temporal-config';
 
@@ -31,6 +32,8 @@ export interface Settings {
   http: HttpSettings;
   paths: PathSettings;
   agent: AgentSettings;
+  /** The worker's deployment version, and the deployment `release` changes. */
+  release: ReleaseSettings;
 }
 
 /** The flags that override a setting, as the command line gives them. */
@@ -41,6 +44,10 @@ export interface SettingsFlags {
   httpHost: string;
   /** `--port` of `serve`, `--http-port` of `up` and `cluster`. */
   httpPort: number;
+  /** `--deployment` of `worker`, `up` and `release`. */
+  deployment: string;
+  /** `--build-id` of `worker` and `up`. */
+  buildId: string;
 }
 
 /**
@@ -76,6 +83,10 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     http: hideSecrets(http, ({ token, ...rest }) => ({ ...rest, ...(token !== undefined ? { token: HIDDEN } : {}) })),
     paths: pathSettingsFromEnv(env, cwd),
     agent: agentSettingsFromEnv(env, cwd),
+    release: releaseSettingsFromEnv(env, temporal.taskQueue, {
+      ...(flags.deployment !== undefined ? { deployment: flags.deployment } : {}),
+      ...(flags.buildId !== undefined ? { buildId: flags.buildId } : {}),
+    }),
   };
 }
 

@@ -73,6 +73,7 @@ test('the HTTP service answers 503 quickly while Temporal is unreachable, and se
   const temporal = await OwnTemporal.start(port);
   worker = await createWorker({ ...policy, temporal: { address: temporal.address, taskQueue } });
   running = worker.run();
+  await worker.registered();
   const firstRecovery = await recover('Temporal started after the service');
   assert.equal((await call('GET', '/healthz')).status, 200);
 

@@ -56,6 +56,7 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
   const taskQueue = uniqueId('faults-server');
   worker = await createWorker({ ...policy, temporal: { address: temporal.address, taskQueue } });
   running = worker.run().catch((error: unknown) => void (workerError = error));
+  await worker.registered();
   client = await SessionClient.connect({ address: temporal.address, taskQueue });
   httpClient = SessionClient.lazy({ address: temporal.address, taskQueue });
   http = await startHttpServer({ client: httpClient, port: 0, policy, pollMs: 100 });

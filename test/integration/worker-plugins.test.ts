@@ -22,6 +22,7 @@ test("a user's own plugin composes with ours: its workflow interceptor is bundle
   });
   worker = await createWorker({ allowParallelInProgress: false, temporal: { address: await temporalAddress(), taskQueue }, plugins: [userPlugin] });
   running = worker.run();
+  await worker.registered();
   const client = await connectClient(taskQueue);
   try {
     const id = uniqueId('composed');
