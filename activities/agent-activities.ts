@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SessionClient } from '../src/client/session-client';
+import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
 import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
@@ -84,6 +85,12 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       const current = await sessions().session(sessionId);
       if (current.turn < turn) await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
       return turnSettings;
+    },
+
+    async releaseTarget({ deploymentName }) {
+      const context = Context.current();
+      const deployment = await describeDeployment(context.client.workflowService, context.info.namespace, deploymentName);
+      return { current: deployment?.current ?? null, ramping: deployment?.ramping?.buildId ?? null };
     },
 
     async endTurn({ sessionId, reason, close }) {

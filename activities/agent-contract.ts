@@ -70,6 +70,13 @@ export interface AgentActivities {
    */
   endTurn(input: { sessionId: string; reason: string; close?: boolean }): Promise<void>;
   /**
+   * Where the deployment routes sessions now: its current build and the ramping one. Asked at a
+   * turn boundary when Temporal hinted that the session's target version changed, before the
+   * session moves: the hint is also set on tasks that come through a worker's sticky queue,
+   * which carries no routing (Temporal 1.31), so it is confirmed here.
+   */
+  releaseTarget(input: { deploymentName: string }): Promise<{ current: string | null; ramping: string | null }>;
+  /**
    * Calls the model once. Heartbeats while the call is in flight, so a call on a worker that
    * died is retried within seconds and an interrupt cancels it. 429, 5xx and timeouts are retried
    * with backoff; any other 4xx fails with the server's message (type `ModelRequestRejected`).

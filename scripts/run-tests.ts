@@ -53,6 +53,7 @@ const CLUSTER_SUITE = 'test/cluster';
  */
 const CLUSTER_FILES = [
   'test/integration/session.test.ts',
+  'test/integration/release.test.ts',
   'test/integration/policy-change.test.ts',
   'test/integration/subagents.test.ts',
   'test/integration/continue-as-new.test.ts',

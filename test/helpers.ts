@@ -73,6 +73,7 @@ export interface TestWorker {
 export interface TestWorkerOptions {
   maxCachedWorkflows?: number;
   agent?: CreateWorkerOptions['agent'];
+  deployment?: CreateWorkerOptions['deployment'];
 }
 
 /**
@@ -86,6 +87,7 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     temporal: { address: await temporalAddress(), taskQueue },
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
+    ...(options.deployment !== undefined ? { deployment: options.deployment } : {}),
   });
   const running = sessionWorker.run();
   // Until its version is current, no session task reaches it.

@@ -6,6 +6,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentActivities, ToolOutcome, TurnSettings } from '../activities/agent-contract';
 import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
@@ -78,6 +79,20 @@ export class AgentLoop {
     const ahead = this.state.queue.length + (this.state.activity.state === 'idle' ? 0 : 1);
     this.update({ nextMessageId: messageId + 1, queue: [...this.state.queue, { id: messageId, text, at }] });
     return { messageId, queued: ahead > 0, ahead };
+  }
+
+  /**
+   * Whether the deployment routes sessions away from the build running this one (the
+   * `releaseTarget` activity asks): Temporal's `targetWorkerDeploymentVersionChanged` hint is
+   * also set on tasks that came through a sticky queue, which knows no routing.
+   */
+  async confirmRelease(): Promise<boolean> {
+    const running = workflowInfo().currentDeploymentVersion;
+    if (running === undefined) return true;
+    const target = await bookkeeping.releaseTarget({ deploymentName: running.deploymentName });
+    // Only a session on a build that is neither current nor ramping moves: one that moved onto a
+    // build never moves away while it is routed to, whatever a later hint says.
+    return target.current !== null && target.current !== running.buildId && target.ramping !== running.buildId;
   }
 
   /** Whether a message waits for its turn. */

@@ -211,7 +211,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(turnEndSignal, () => apply({ type: 'turn/end' }));
   setHandler(sessionCloseSignal, close);
   // Its workflow task is the point: nothing to apply.
-  setHandler(sessionWakeSignal, () => undefined);
+  setHandler(sessionWakeSignal, () => void (hintDeclinedAtTurn = undefined));
   setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
     apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) }),
   );
@@ -274,20 +274,25 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   // that began it. Between turns, when the deployment's target version has changed (a release
   // was promoted), the session continues as new onto it, carrying its whole state and any
   // message that waits: that message's turn runs on the new build.
-  const released = (): boolean => workflowInfo().targetWorkerDeploymentVersionChanged;
+  // Temporal's hint is confirmed once per turn before the session moves (see `releaseTarget`).
+  let hintDeclinedAtTurn: number | undefined;
+  const released = (): boolean => workflowInfo().targetWorkerDeploymentVersionChanged && hintDeclinedAtTurn !== state.turn;
   for (;;) {
     await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested || released());
     if (state.closed) break;
-    if (agent.hasWork() && !released()) {
+    const moving = released() && (await agent.confirmRelease());
+    if (released() && !moving) hintDeclinedAtTurn = state.turn;
+    if (agent.hasWork() && !moving) {
       // A subagent spawned by a model runs its task, then closes (the signal is in its log).
       await agent.runNextTurn({ closeAfter: input.agent === true });
       continue;
     }
+    if (!moving && appliedThisRun < limit && !workflowInfo().continueAsNewSuggested) continue;
     await condition(allHandlersFinished);
     if (state.closed) break;
     flushIndex?.();
     // The agent's state goes along only once it has any, so runs without one carry what they always did.
-    if (released()) await makeContinueAsNewFunc<typeof agentSession>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(nextInput());
+    if (moving) await makeContinueAsNewFunc<typeof agentSession>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(nextInput());
     await continueAsNew<typeof agentSession>(nextInput());
   }
 
