@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -9,6 +9,7 @@ import { RequestRejectedError, SessionClient, type SessionClientOptions } from '
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import { acceptedUpdates, type ExportedHistory } from '../src/history';
 import type { HttpAppOptions } from '../src/http/app';
+import type { CarriedSample } from '../src/session/carried-check';
 import { startHttpServer, type HttpServer } from '../src/http/server';
 import { startModelServer, type ModelServer, type ModelServerOptions } from '../src/model-server';
 import { todoWriteUpdate } from '../workflows/messages';
@@ -322,4 +323,12 @@ export async function httpCall(
     json = text;
   }
   return { request: `${method} ${path}`, status: response.status, json, headers: response.headers, ms: Date.now() - started };
+}
+
+/** Every recorded release's carried inputs (test/fixtures/carried/*.json, see test/recording/record-carried.ts), by file. */
+export function recordedCarriedSamples(): Array<[file: string, samples: CarriedSample[]]> {
+  const folder = join(__dirname, 'fixtures', 'carried');
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => [file, JSON.parse(readFileSync(join(folder, file), 'utf8')) as CarriedSample[]]);
 }

@@ -16,7 +16,7 @@ import { runsOf } from '../../src/history';
 import type { ReleaseStatus } from '../../src/release/release';
 import type { ScriptJson } from '../../src/model-server';
 import { createWorker, type SessionWorker } from '../../src/worker';
-import { runCli, startTestBed, type ProcessResult, temporalAddress, uniqueId, until } from '../helpers';
+import { recordedCarriedSamples, runCli, startTestBed, type ProcessResult, temporalAddress, uniqueId, until } from '../helpers';
 
 const POLICY = { allowParallelInProgress: true };
 const API_KEY = 'sk-release-test-1a2b3c';
@@ -224,6 +224,29 @@ test('release promote moves 50 sessions to build B between turns, in-flight turn
   assert.equal(facts.taskFailures, 0);
   assert.ok(!facts.activitiesPerRun.at(-1)!.includes(EXTRA_ACTIVITY), 'after the rollback the turn ran on A');
   assert.equal((await status()).versions.find((v) => v.buildId === buildB)?.openSessions, 0);
+});
+
+test("the previous release's carried state passes the check a worker of this build runs for release promote", async () => {
+  for (const [file, samples] of recordedCarriedSamples()) {
+    const refusals = await temporal.workflow.execute('releaseCheck', {
+      taskQueue: bed.taskQueue,
+      workflowId: uniqueId('~release-check'),
+      args: [samples],
+      versioningOverride: { pinnedTo: { deploymentName: bed.taskQueue, buildId: buildA } },
+    });
+    assert.deepEqual(refusals, [], file);
+  }
+  const [, samples] = recordedCarriedSamples()[0]!;
+  const broken = samples.map((sample) => ({ ...sample, input: { ...(sample.input as object), carried: { ...(sample.input as { carried: object }).carried, turn: -1 } } }));
+  const refusals = (await temporal.workflow.execute('releaseCheck', {
+    taskQueue: bed.taskQueue,
+    workflowId: uniqueId('~release-check'),
+    args: [broken],
+    versioningOverride: { pinnedTo: { deploymentName: bed.taskQueue, buildId: buildA } },
+  })) as Array<{ sessionId: string; rule: string; message: string }>;
+  assert.equal(refusals.length, broken.length);
+  assert.equal(refusals[0]!.rule, 'InvariantViolation');
+  assert.match(refusals[0]!.message, /turn must be a non-negative integer/);
 });
 
 test('release promote refuses a build with no worker, and names it; nothing changes', async () => {
