@@ -73,32 +73,29 @@ after(async () => {
 });
 
 /**
- * Build B: the real agent loop with one more activity before the model call, swapped in for
- * `workflows/agent-loop` when B's bundle is made (the module is rewritten from the real one, so B
- * is today's code plus exactly that change).
+ * A build made of today's code with `module` (a path under the checkout, without extension)
+ * swapped for `changed` when its bundle is made: the new file lives in test-output/ (ignored by
+ * git) so webpack resolves its packages, and its relative imports point back into the checkout.
  */
-function buildBPlugin(): WorkerPlugin {
-  const source = readFileSync(join(__dirname, '..', '..', 'workflows', 'agent-loop.ts'), 'utf8');
-  const call = 'const answer = await model.callModel(';
-  assert.ok(source.includes(call), 'the agent loop calls the model where build B adds its activity');
+function swappedModulePlugin(module: string, changed: (source: string) => string): WorkerPlugin {
   const root = join(__dirname, '..', '..');
-  const changed = source
-    .replace(call, `await (bookkeeping as unknown as Record<string, (input: unknown) => Promise<void>>).${EXTRA_ACTIVITY}!({ sessionId });\n          ${call}`)
-    .replaceAll("from '../", `from '${root}/`);
-  // Inside the checkout (test-output/ is ignored by git) so webpack resolves its packages.
+  const source = readFileSync(join(root, `${module}.ts`), 'utf8');
+  const dir = join(root, module, '..');
+  const rewritten = changed(source).replace(/from '(\.\.?\/[^']+)'/g, (_, path: string) => `from '${join(dir, path)}'`);
   mkdirSync(join(root, 'test-output'), { recursive: true });
-  const file = join(mkdtempSync(join(root, 'test-output', 'release-build-b-')), 'agent-loop.ts');
-  writeFileSync(file, changed);
+  const file = join(mkdtempSync(join(root, 'test-output', 'release-build-')), `${module.split('/').at(-1)!}.ts`);
+  writeFileSync(file, rewritten);
+  const name = module.split('/').at(-1)!;
   type Hooked = (config: Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0]) => ReturnType<NonNullable<BundleOptions['webpackConfigHook']>>;
   return {
-    name: 'release-test.build-b',
+    name: `release-test.swap-${name}`,
     configureBundler(options: BundleOptions): BundleOptions {
       const previous = options.webpackConfigHook;
       const hook: Hooked = (config) => {
         const merged = previous ? previous(config) : config;
         const swap = {
           apply(compiler: { webpack: { NormalModuleReplacementPlugin: new (pattern: RegExp, replacement: string) => { apply(c: unknown): void } } }) {
-            new compiler.webpack.NormalModuleReplacementPlugin(/[\\/]agent-loop$|^\.\/agent-loop$/, file).apply(compiler);
+            new compiler.webpack.NormalModuleReplacementPlugin(new RegExp(`[\\\\/]${name}$|^\\./${name}$`), file).apply(compiler);
           },
         };
         return { ...merged, plugins: [...(merged.plugins ?? []), swap as never] };
@@ -106,6 +103,15 @@ function buildBPlugin(): WorkerPlugin {
       return { ...options, webpackConfigHook: hook };
     },
   } as WorkerPlugin;
+}
+
+/** Build B: the real agent loop with one more activity before the model call. */
+function buildBPlugin(): WorkerPlugin {
+  const call = 'const answer = await model.callModel(';
+  return swappedModulePlugin('workflows/agent-loop', (source) => {
+    assert.ok(source.includes(call), 'the agent loop calls the model where build B adds its activity');
+    return source.replace(call, `await (bookkeeping as unknown as Record<string, (input: unknown) => Promise<void>>).${EXTRA_ACTIVITY}!({ sessionId });\n          ${call}`);
+  });
 }
 
 async function startBuildB(): Promise<void> {
@@ -247,6 +253,34 @@ test("the previous release's carried state passes the check a worker of this bui
   assert.equal(refusals.length, broken.length);
   assert.equal(refusals[0]!.rule, 'InvariantViolation');
   assert.match(refusals[0]!.message, /turn must be a non-negative integer/);
+});
+
+test('release promote refuses a build whose checks refuse a sampled session, naming the session and the rule; nothing changes', async () => {
+  const { client } = bed;
+  const buildC = uniqueId('C');
+  // Build C's own rule: a carried list may hold no more than zero items.
+  const plugin = swappedModulePlugin('src/session/carried-check', (source) => {
+    const check = 'if (input.carried !== undefined) {';
+    assert.ok(source.includes(check));
+    return source.replace(check, `if (Array.isArray(input.carried?.todos) && input.carried.todos.length > 0) throw new InvariantViolation('the state carried into this run', 'build C takes no list');\n    ${check}`);
+  });
+  const worker = await createWorker({ ...POLICY, temporal: { address: await temporalAddress(), taskQueue: bed.taskQueue }, deployment: { buildId: buildC }, plugins: [plugin] });
+  const running = worker.run();
+  try {
+    await worker.registered();
+    const id = `${bed.taskQueue}-listed`;
+    await client.todoWrite(id, { todos: [{ content: 'keep me', status: 'in_progress' }] });
+    const current = (await status()).current;
+    const refused = await release(['promote', buildC]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, new RegExp(`build ${buildC} refuses the carried state of \\d+ of \\d+ sampled sessions? of build ${current}; nothing was changed`));
+    assert.match(refused.stderr, /rule InvariantViolation: durable todo invariant broken by the state carried into this run: build C takes no list/);
+    assert.equal((await status()).current, current, 'nothing changed');
+    assert.equal(await buildOf(id), current);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
 });
 
 test('release promote refuses a build with no worker, and names it; nothing changes', async () => {
