@@ -8,7 +8,7 @@
  *   npm run bench -- --server cluster --only latency,throughput   on PostgreSQL and the Temporal server
  *
  * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, cli,
- * scale (thousands of sessions at once: the longest part, minutes).
+ * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -23,6 +23,7 @@ import { measureLatency, measureQuery } from './latency';
 import { measureListing } from './listing';
 import { measureReplay } from './replay';
 import { machineInfo, renderTable, versions, writeResults, type MeasurementResult } from './report';
+import { measureRelease } from './release';
 import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
 import { measureThroughput } from './throughput';
@@ -38,6 +39,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   long: measureLongSession,
   listing: measureListing,
   cli: measureCli,
+  release: measureRelease,
   scale: measureScale,
 };
 
