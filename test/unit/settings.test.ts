@@ -314,3 +314,24 @@ describe('the library reads no environment', () => {
     );
   });
 });
+
+describe('release settings', () => {
+  test('the deployment defaults to the task queue; flags win over ours, ours over the Worker Controller’s', () => {
+    assert.deepEqual(loadSettings({}).release, { deployment: 'agent-sessions' });
+    assert.deepEqual(loadSettings({ AGENT_SESSIONS_TASK_QUEUE: 'q1' }).release, { deployment: 'q1' });
+    const controller = { TEMPORAL_DEPLOYMENT_NAME: 'ns/agents', TEMPORAL_WORKER_BUILD_ID: 'abc123' };
+    assert.deepEqual(loadSettings(controller).release, { deployment: 'ns/agents', buildId: 'abc123' });
+    const ours = { ...controller, AGENT_SESSIONS_DEPLOYMENT: 'mine', AGENT_SESSIONS_BUILD_ID: 'b1' };
+    assert.deepEqual(loadSettings(ours).release, { deployment: 'mine', buildId: 'b1' });
+    assert.deepEqual(loadSettings(ours, { deployment: 'flagged', buildId: 'b2' }).release, { deployment: 'flagged', buildId: 'b2' });
+  });
+
+  test('a build id or deployment Temporal would refuse is named by its flag or variable', () => {
+    assert.throws(() => loadSettings({ AGENT_SESSIONS_BUILD_ID: 'has space' }), (error: unknown) => {
+      assert.ok(error instanceof InvalidSettingError);
+      assert.match(error.message, /^AGENT_SESSIONS_BUILD_ID must be 1 to 200 characters with no space, got "has space"/);
+      return true;
+    });
+    assert.throws(() => loadSettings({}, { deployment: 'x'.repeat(201) }), /--deployment must be 1 to 200 characters/);
+  });
+});
