@@ -8,7 +8,7 @@
  *     and every suite below;
  *   - `cluster`: the production topology's server, `startProductionCluster` without its workers
  *     and HTTP service (the tests start their own, as against the dev server) — PostgreSQL and
- *     the Temporal server 1.29.1 on it, on free ports with a fresh data folder — and the
+ *     the Temporal server 1.31.0 on it, on free ports with a fresh data folder — and the
  *     production subset {@link CLUSTER_FILES}, then `test/cluster/` (each file starts clusters
  *     of its own: the start as a user runs it, and the faults). The first run on a machine
  *     builds the server with Go (README, Production).

@@ -46,7 +46,7 @@ export async function runDevServer(settings: Settings, options: LocalServerOptio
   const server = await startLocalServer(settings, options);
   process.stderr.write(
     `Temporal dev server at ${server.address}` +
-      `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}. Ctrl-C stops it.\n`,
+      `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}, log in ${server.logFile}. Ctrl-C stops it.\n`,
   );
   const stopped = await Promise.race([untilStopSignal(), server.exited.then((code) => code)]);
   if (typeof stopped === 'string') {
@@ -162,7 +162,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
     process.stdout.write(
       [
         'agent-sessions is running.',
-        `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}` : ''}`,
+        `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}, log in ${server.logFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
         `  Release: ${release} (see: npx agent-sessions release status)`,

@@ -1,17 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect as connectHttp2 } from 'node:http2';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
-import type * as Testing from '@temporalio/testing';
+import { DatabaseSync } from 'node:sqlite';
+import { Writable, type Readable } from 'node:stream';
 import { Connection } from '@temporalio/client';
 import { defaultDataDir, resolveCacheDir } from '../config/paths';
 import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
-import { TemporalCliNotFoundError, findTemporalCli, MIN_GO_VERSION } from './temporal-cli';
 import { SourcesTriedError } from './executables';
+import { ManagedProcess } from './managed-process';
+import { registerNamespace } from './temporal-namespace';
+import { findTemporalServerBinaries, MIN_GO_VERSION_FOR_SERVER, TEMPORAL_SERVER_VERSION, TemporalServerUnavailableError } from './temporal-server-binaries';
+import { temporalConfigDir, temporalServerArgs } from './temporal-server-config';
+import { findTemporalUiBinary, TemporalUiUnavailableError } from './temporal-ui-binary';
 
 /** The search attribute types the dev server accepts on `--search-attribute`. */
 export type SearchAttributeTypeName = 'Keyword' | 'Int' | 'Bool' | 'Datetime' | 'Text' | 'Double' | 'KeywordList';
@@ -30,14 +32,14 @@ export interface DevServerOptions {
   namespace?: string;
   /** Server log level: `debug`, `info`, `warn`, `error` or `never`. Defaults to `'warn'`. */
   logLevel?: string;
-  /** Dynamic config overrides, each passed as `--dynamic-config-value key=<JSON value>`. */
+  /** Dynamic config values over {@link DEV_DYNAMIC_CONFIG}, written to `<dbFile>.dynamic-config.yaml`. */
   dynamicConfig?: Record<string, string | number | boolean>;
-  /** Search attributes to register besides the sessions' own (always declared), each passed as `--search-attribute name=Type`. */
+  /** Search attributes to register besides the sessions' own (always declared). */
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /**
-   * What happens to the server's output: `'inherit'` prints it (the default), `'ignore'` drops it,
-   * `'pipe'` exposes it on the handle's `stdout` / `stderr`. The last lines of stderr are always
-   * kept to explain a failed start.
+   * The server's own output always goes to its log file (`<dbFile>.log`, the handle's `logFile`),
+   * and its last lines explain a failed start. `'inherit'` (the default) prints the progress of a
+   * first-time build of the binaries on stderr; `'ignore'` and `'pipe'` print nothing.
    */
   stdio?: 'inherit' | 'ignore' | 'pipe';
   /** How long to wait for the frontend to serve the namespace. Defaults to 60 seconds. */
@@ -46,7 +48,7 @@ export interface DevServerOptions {
   env?: NodeJS.ProcessEnv;
   /** The per-user cache folder (the cached binary, the SDK's download). Defaults to the one `env` names. */
   cacheDir?: string;
-  /** A `temporal` binary chosen explicitly. Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
+  /** Ignored since the dev server is `temporal-server` itself (set `TEMPORAL_SERVER_PATH` in `env` for another binary). Kept so existing callers compile. */
   temporalCliPath?: string;
 }
 
@@ -60,13 +62,15 @@ export interface DevServerHandle {
   readonly uiUrl: string | undefined;
   /** Absolute path of the SQLite file holding the server's state. */
   readonly dbFile: string;
-  /** Process id of the server, or `undefined` when it runs under the SDK's download fallback. */
+  /** The server's log (its JSON lines, and the Web UI's): `<dbFile>.log`. */
+  readonly logFile: string;
+  /** Process id of the server. */
   readonly pid: number | undefined;
-  /** Where the server binary came from: the Temporal CLI found by `findTemporalCli`, or the SDK's download. */
-  readonly source: 'temporal-cli' | 'sdk-download';
-  /** The server's stdout when started with `stdio: 'pipe'`, else `null`. Read it, or the server may block on a full pipe. */
+  /** What runs: `temporal-server` (TEMPORAL_SERVER_VERSION) from the per-user cache, or `TEMPORAL_SERVER_PATH`. */
+  readonly source: 'temporal-server';
+  /** Always `null`: the server's output goes to {@link logFile}. Kept for callers of the CLI-based dev server. */
   readonly stdout: Readable | null;
-  /** The server's stderr when started with `stdio: 'pipe'`, else `null`; already flowing, so it yields output from when you listen. */
+  /** Always `null` (see {@link stdout}). */
   readonly stderr: Readable | null;
   /** Settles when the server exits: its exit code, or `null` when a signal ended it. Never rejects. */
   readonly exited: Promise<number | null>;
@@ -94,8 +98,8 @@ export class DevServerStartError extends Error {
 }
 
 const SERVER_ADVICE =
-  `Install Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) so the Temporal CLI can be built, ` +
-  'set TEMPORAL_CLI_PATH to a temporal binary, or set TEMPORAL_ADDRESS to use a server that is already running.';
+  `Install Go ${MIN_GO_VERSION_FOR_SERVER} or newer (https://go.dev/dl/) so the Temporal server can be built, ` +
+  'set TEMPORAL_SERVER_PATH to a temporal-server binary, or set TEMPORAL_ADDRESS to use a server that is already running.';
 
 /**
  * Thrown by {@link startDevServer} when no server binary could be found, installed or
@@ -112,13 +116,17 @@ export class DevServerUnavailableError extends SourcesTriedError {
 export { defaultDataDir } from '../config/paths';
 
 /**
- * Starts `temporal server start-dev` with its state in a SQLite file and resolves once the
- * frontend serves the namespace. The binary comes from {@link findTemporalCli} (which may build
- * it); when none can be had, the `@temporalio/testing` download is tried.
+ * Starts the Temporal server (`temporal-server`, TEMPORAL_SERVER_VERSION, the same binary
+ * `agent-sessions cluster` runs) on a SQLite file with `deploy/temporal/development.yaml`, creates
+ * the namespace and declares the search attributes over gRPC, and serves the Web UI
+ * (`ui-server`, TEMPORAL_UI_VERSION) unless `uiPort` is `false`. Resolves once the frontend serves
+ * the namespace (and the UI answers). The binaries come from the per-user cache, built there from
+ * the Go module proxy the first time (both at once when both are needed). The server's log goes to
+ * `<dbFile>.log`; the handle names it.
  *
- * @throws {TemporalCliPathError} `TEMPORAL_CLI_PATH` is set but is not an executable file.
- * @throws {DevServerStartError} a port is taken, the server exited before serving, or it did not serve in time.
- * @throws {DevServerUnavailableError} no binary could be found, built or downloaded.
+ * @throws {DevServerStartError} a port is taken, the SQLite file was written by an older server,
+ *   the server exited before serving, or it did not serve in time.
+ * @throws {DevServerUnavailableError} a binary is not cached and could not be built.
  *
  * @example
  * const server = await startDevServer({ port: 7233 });
@@ -128,20 +136,95 @@ export { defaultDataDir } from '../config/paths';
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServerHandle> {
   const settings = resolveSettings(options);
+  const address = hostPort(connectHost(settings.ip), settings.port);
+  // Probing a port that another server already answers on would mistake that server for ours.
+  await assertPortsFree(settings, address);
   mkdirSync(dirname(settings.dbFile), { recursive: true });
+  assertCurrentSchema(settings.dbFile);
 
-  let binary: string;
+  const output = settings.stdio === 'inherit' ? process.stderr : devNull();
+  const explicit = settings.env['TEMPORAL_SERVER_PATH'];
+  const [server, ui] = await Promise.all([
+    explicit !== undefined && explicit !== ''
+      ? Promise.resolve(explicit)
+      : findTemporalServerBinaries({ env: settings.env, cacheDir: settings.cacheDir, output }).then((found) => found.server, unavailable),
+    settings.uiPort === false ? Promise.resolve(undefined) : findTemporalUiBinary({ env: settings.env, cacheDir: settings.cacheDir, output }).catch(unavailable),
+  ]);
+
+  const logFile = `${settings.dbFile}.log`;
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const dynamicConfigFile = `${settings.dbFile}.dynamic-config.yaml`;
+  writeFileSync(dynamicConfigFile, dynamicConfigYaml({ ...DEV_DYNAMIC_CONFIG, ...settings.dynamicConfig }));
+  const temporal = new ManagedProcess({
+    name: 'temporal',
+    command: server,
+    args: temporalServerArgs(temporalConfigDir(), DEV_CONFIG_ENVIRONMENT),
+    env: await devServerEnv(settings, dynamicConfigFile),
+    output: log,
+    stopSignal: 'SIGTERM',
+    stopTimeoutMs: 10_000,
+    killSignal: 'SIGKILL',
+    restart: 'no',
+  });
+  const processes: ManagedProcess[] = [temporal];
+  const stopAll = async (): Promise<void> => {
+    for (const part of [...processes].reverse()) await part.stop();
+    await new Promise<void>((done) => log.end(done));
+  };
+  const stopOnParentExit = (): void => {
+    for (const part of processes) if (part.pid !== undefined) process.kill(part.pid, 'SIGKILL');
+  };
+  process.once('exit', stopOnParentExit);
   try {
-    binary = await findTemporalCli({
-      env: settings.env,
-      cacheDir: settings.cacheDir,
-      ...(options.temporalCliPath !== undefined ? { temporalCliPath: options.temporalCliPath } : {}),
-    });
+    temporal.start();
+    await untilServing(temporal, address, 'temporal-system', settings.startTimeoutMs, server, logFile, settings.port);
+    await registerNamespace({ address, namespace: settings.namespace, searchAttributes: settings.searchAttributes });
+    await untilServing(temporal, address, settings.namespace, settings.startTimeoutMs, server, logFile, settings.port);
+    if (ui !== undefined && settings.uiPort !== false) {
+      const uiProcess = new ManagedProcess({
+        name: 'temporal-ui',
+        command: ui,
+        args: ['--root', writeUiConfig(settings, address), '--config', '.', '--env', 'development', 'start'],
+        env: { PATH: settings.env['PATH'] ?? '' },
+        output: log,
+        stopSignal: 'SIGTERM',
+        stopTimeoutMs: 10_000,
+        killSignal: 'SIGKILL',
+        restart: 'no',
+      });
+      processes.push(uiProcess);
+      uiProcess.start();
+      await untilUiAnswers(uiProcess, `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`, settings.startTimeoutMs);
+    }
   } catch (error) {
-    if (!(error instanceof TemporalCliNotFoundError)) throw error;
-    return startWithSdkDownload(settings, error.attempts);
+    await stopAll();
+    process.removeListener('exit', stopOnParentExit);
+    throw error;
   }
-  return startWithCli(binary, settings);
+
+  let stopping: Promise<void> | undefined;
+  const exited = temporal.exited().then((exit) => exit?.code ?? null);
+  return {
+    address,
+    namespace: settings.namespace,
+    uiUrl: settings.uiPort === false ? undefined : `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`,
+    dbFile: settings.dbFile,
+    logFile,
+    pid: temporal.pid,
+    source: 'temporal-server',
+    stdout: null,
+    stderr: null,
+    exited,
+    stop: () =>
+      (stopping ??= stopAll().finally(() => {
+        process.removeListener('exit', stopOnParentExit);
+      })),
+  };
+}
+
+function unavailable(error: unknown): never {
+  if (error instanceof TemporalServerUnavailableError || error instanceof TemporalUiUnavailableError) throw new DevServerUnavailableError([error.message]);
+  throw error;
 }
 
 /**
@@ -235,85 +318,6 @@ function resolveSettings(options: DevServerOptions): DevServerSettings {
   };
 }
 
-/**
- * The arguments after the binary for `temporal server start-dev` with these settings. Dynamic
- * config values are JSON-encoded, as the CLI requires (`key="text"`, `key=true`, `key=3`).
- */
-export function startDevArgs(settings: Omit<DevServerSettings, 'stdio' | 'startTimeoutMs' | 'env' | 'cacheDir'>): string[] {
-  const args = ['server', 'start-dev', '--ip', settings.ip, '--port', String(settings.port)];
-  args.push('--db-filename', settings.dbFile, '--log-level', settings.logLevel);
-  if (settings.uiPort === false) args.push('--headless');
-  else args.push('--ui-port', String(settings.uiPort));
-  // "default" always exists; naming it again is harmless but noisy.
-  if (settings.namespace !== 'default') args.push('--namespace', settings.namespace);
-  return [...args, ...registrationArgs(settings)];
-}
-
-function registrationArgs(settings: Pick<DevServerSettings, 'dynamicConfig' | 'searchAttributes'>): string[] {
-  const args: string[] = [];
-  for (const [key, value] of Object.entries(settings.dynamicConfig)) {
-    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
-  }
-  for (const [name, type] of Object.entries(settings.searchAttributes)) {
-    args.push('--search-attribute', `${name}=${type}`);
-  }
-  return args;
-}
-
-async function startWithCli(binary: string, settings: DevServerSettings): Promise<DevServerHandle> {
-  const address = hostPort(connectHost(settings.ip), settings.port);
-  // Probing a port that another server already answers on would mistake that server for ours.
-  await assertPortsFree(settings, address);
-  const child = spawn(binary, startDevArgs(settings), {
-    env: settings.env,
-    stdio: ['ignore', settings.stdio, 'pipe'],
-  });
-
-  const stderrTail = keepTail(child, settings.stdio);
-  const exited = new Promise<number | null>((done) => {
-    child.once('exit', (code) => done(code));
-    // spawn failed (e.g. EACCES): there will be no 'exit' event.
-    child.once('error', () => done(child.exitCode));
-  });
-  const spawnError = new Promise<Error>((done) => child.once('error', done));
-  const stopOnParentExit = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', stopOnParentExit);
-  void exited.then(() => process.removeListener('exit', stopOnParentExit));
-
-  const stop = stopper(child, exited);
-  try {
-    await waitUntilServing({
-      address,
-      namespace: settings.namespace,
-      timeoutMs: settings.startTimeoutMs,
-      exited,
-      spawnError,
-      binary,
-      stderrTail,
-      port: settings.port,
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-
-  const piped = settings.stdio === 'pipe';
-  return {
-    address,
-    namespace: settings.namespace,
-    uiUrl: settings.uiPort === false ? undefined : `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`,
-    dbFile: settings.dbFile,
-    pid: child.pid,
-    source: 'temporal-cli',
-    stdout: piped ? child.stdout : null,
-    stderr: piped ? child.stderr : null,
-    exited,
-    stop,
-  };
-}
-
 async function assertPortsFree(settings: DevServerSettings, address: string): Promise<void> {
   const ports: Array<[string, number]> = [['port', settings.port]];
   if (settings.uiPort !== false) ports.push(['UI port', settings.uiPort]);
@@ -346,159 +350,169 @@ export function bindProblem(host: string, port: number): Promise<string | undefi
   });
 }
 
-interface WaitOptions {
-  address: string;
-  namespace: string;
-  timeoutMs: number;
-  exited: Promise<number | null>;
-  spawnError: Promise<Error>;
-  binary: string;
-  stderrTail: string[];
-  port: number;
+/** The environment name of the dev server's configuration: `deploy/temporal/development.yaml`. */
+export const DEV_CONFIG_ENVIRONMENT = 'development';
+
+/**
+ * What the dev server's dynamic config holds unless the caller sets a key: the defaults the
+ * Temporal CLI's `start-dev` used (search attributes visible at once, the persistence and
+ * visibility rates that allows, a larger workflow cache), and version drainage checked every few
+ * seconds instead of minutes, so `release status` shows a drained build soon after its last
+ * session moved.
+ */
+export const DEV_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boolean>> = Object.freeze({
+  'system.forceSearchAttributesCacheRefreshOnRead': true,
+  'frontend.persistenceMaxQPS': 10_000,
+  'history.persistenceMaxQPS': 45_000,
+  'frontend.namespaceRPS.visibility': 100,
+  'history.hostLevelCacheMaxSize': 8096,
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '5s',
+  'matching.wv.VersionDrainageStatusRefreshInterval': '5s',
+});
+
+/** A dynamic config file with these values, each unconstrained: `key:\n  - value: <JSON>`. */
+export function dynamicConfigYaml(values: Readonly<Record<string, string | number | boolean>>): string {
+  const lines = ['# Written by agent-sessions at each start of the dev server; edit dynamicConfig instead.'];
+  for (const [key, value] of Object.entries(values)) {
+    if (!/^[A-Za-z0-9_.]+$/.test(key)) throw new RangeError(`dynamic config key ${JSON.stringify(key)} is not a Temporal dynamic config key (letters, digits, "_" and ".")`);
+    lines.push(`${key}:`, `  - value: ${JSON.stringify(value)}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
-async function waitUntilServing(wait: WaitOptions): Promise<void> {
-  const deadline = Date.now() + wait.timeoutMs;
-  let outcome: { kind: 'exit'; code: number | null } | { kind: 'error'; error: Error } | undefined;
-  void wait.exited.then((code) => (outcome ??= { kind: 'exit', code }));
-  void wait.spawnError.then((error) => (outcome = { kind: 'error', error }));
+/**
+ * The whole environment of the dev server's process: exactly what development.yaml reads. The
+ * ports besides the frontend's are free ones the system picks at each start.
+ */
+export async function devServerEnv(settings: DevServerSettings, dynamicConfigFile: string): Promise<NodeJS.ProcessEnv> {
+  const host = settings.ip === '0.0.0.0' || settings.ip === '::' ? '127.0.0.1' : settings.ip;
+  const names = ['FRONTEND_HTTP_PORT', 'FRONTEND_MEMBERSHIP_PORT', 'HISTORY_GRPC_PORT', 'HISTORY_MEMBERSHIP_PORT', 'MATCHING_GRPC_PORT', 'MATCHING_MEMBERSHIP_PORT', 'WORKER_GRPC_PORT', 'WORKER_MEMBERSHIP_PORT'];
+  const ports: Record<string, string> = {};
+  const taken = new Set<number>([settings.port, ...(settings.uiPort === false ? [] : [settings.uiPort])]);
+  for (const name of names) {
+    let port: number;
+    do port = await findFreePort(host);
+    while (taken.has(port));
+    taken.add(port);
+    ports[name] = String(port);
+  }
+  return {
+    PATH: settings.env['PATH'] ?? '',
+    SQLITE_FILE: settings.dbFile,
+    BIND_ON_IP: settings.ip,
+    FRONTEND_GRPC_PORT: String(settings.port),
+    ...ports,
+    DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
+    LOG_LEVEL: settings.logLevel === 'never' ? 'fatal' : settings.logLevel,
+  };
+}
 
+/** Writes the Web UI's configuration into `<dbFile>.ui/development.yaml` and returns that folder. */
+function writeUiConfig(settings: DevServerSettings, address: string): string {
+  const dir = `${settings.dbFile}.ui`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'development.yaml'),
+    [
+      `temporalGrpcAddress: ${JSON.stringify(address)}`,
+      `host: ${JSON.stringify(settings.ip)}`,
+      `port: ${settings.uiPort === false ? 0 : settings.uiPort}`,
+      'enableUi: true',
+      `defaultNamespace: ${JSON.stringify(settings.namespace)}`,
+      'cors:',
+      '  cookieInsecure: true',
+      'disableNewsFetch: true',
+      'notifyOnNewVersion: false',
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
+/**
+ * The SQLite file, if it exists, must have been written by this server release: the server
+ * creates its tables only when there are none, so a file of an older release (the Temporal CLI
+ * 1.5.1's dev server, 1.29.1) would run with an old schema and fail on its first visibility query.
+ *
+ * @throws {DevServerStartError} naming the file, what wrote it and what to do; the file is left as it is.
+ */
+function assertCurrentSchema(dbFile: string): void {
+  if (!existsSync(dbFile)) return;
+  let tables: Set<string>;
+  try {
+    const db = new DatabaseSync(dbFile, { readOnly: true });
+    try {
+      tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name));
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    throw new DevServerStartError(`Cannot start the Temporal dev server: ${dbFile} cannot be read as a SQLite file (${(error as Error).message}). Pass another file (--db) or move this one aside.`, undefined, []);
+  }
+  if (tables.size === 0 || tables.has('current_chasm_executions')) return;
+  if (!tables.has('executions')) {
+    throw new DevServerStartError(`Cannot start the Temporal dev server: ${dbFile} is a SQLite file but not a Temporal server's. Pass another file (--db) or move this one aside.`, undefined, []);
+  }
+  throw new DevServerStartError(
+    `Cannot start the Temporal dev server: ${dbFile} was written by an older Temporal server (the Temporal CLI's dev server, 1.29), ` +
+      `whose schema server ${TEMPORAL_SERVER_VERSION} does not upgrade. Its sessions stay in it: move it aside (mv ${dbFile} ${dbFile}.1.29) ` +
+      'to start with a fresh file, or pass another file with --db.',
+    undefined,
+    [],
+  );
+}
+
+/** Polls until the frontend serves `namespace`; fails when the server exits first, or after `timeoutMs`, with its last log lines. */
+async function untilServing(temporal: ManagedProcess, address: string, namespace: string, timeoutMs: number, binary: string, logFile: string, port: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (outcome?.kind === 'error') {
+    if (!temporal.isRunning()) {
+      const exit = await temporal.exited();
+      const text = temporal.tail.join('\n');
+      const advice = /address already in use/i.test(text)
+        ? `Port ${port} (or another port it chose) is taken: stop whatever listens there, pick another port, or reuse a server that is already running (check it with isServing).`
+        : `Fix the problem the server reports (its log: ${logFile}) and start it again.`;
       throw new DevServerStartError(
-        `Could not run ${wait.binary}: ${outcome.error.message}. Check that it is a temporal binary for this machine, ` +
-          'or set TEMPORAL_CLI_PATH to one.',
-        undefined,
-        wait.stderrTail,
+        `The Temporal dev server (${binary}) exited with ${exit?.code !== null && exit?.code !== undefined ? `code ${exit.code}` : 'a signal'} before serving at ${address}. ${describeTail(temporal.tail)}${advice}`,
+        exit?.code ?? null,
+        temporal.tail,
       );
     }
-    if (outcome?.kind === 'exit') throw earlyExitError(wait, outcome.code);
-    if (await isServing(wait.address, wait.namespace, 1_000)) return;
+    if (await isServing(address, namespace, 1_000)) return;
     if (Date.now() > deadline) {
       throw new DevServerStartError(
-        `The Temporal dev server (${wait.binary}) did not serve namespace "${wait.namespace}" at ${wait.address} ` +
-          `within ${Math.round(wait.timeoutMs / 1000)}s. ${describeTail(wait.stderrTail)}` +
-          'Start it with stdio: "inherit" to see its log, or raise startTimeoutMs on a slow machine.',
+        `The Temporal dev server (${binary}) did not serve namespace "${namespace}" at ${address} within ${Math.round(timeoutMs / 1000)}s. ` +
+          `${describeTail(temporal.tail)}Its log: ${logFile}. Raise startTimeoutMs on a slow machine.`,
         undefined,
-        wait.stderrTail,
+        temporal.tail,
       );
     }
-    await Promise.race([sleep(200), wait.exited]);
+    await sleep(200);
   }
 }
 
-function earlyExitError(wait: WaitOptions, code: number | null): DevServerStartError {
-  const text = wait.stderrTail.join('\n');
-  const advice = /address already in use/i.test(text)
-    ? `Port ${wait.port} (or the UI port) is taken: stop whatever listens there, pick other ports, ` +
-      'or reuse a server that is already running (check it with isServing).'
-    : 'Fix the problem the server reports and start it again.';
-  return new DevServerStartError(
-    `The Temporal dev server (${wait.binary}) exited with ${code === null ? 'a signal' : `code ${code}`} ` +
-      `before serving at ${wait.address}. ${describeTail(wait.stderrTail)}${advice}`,
-    code,
-    wait.stderrTail,
-  );
+/** Polls until the Web UI answers its start page. */
+async function untilUiAnswers(ui: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!ui.isRunning()) throw new DevServerStartError(`The Temporal Web UI exited before answering at ${url}. ${describeTail(ui.tail)}`, (await ui.exited())?.code ?? null, ui.tail);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((response) => response.ok, () => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new DevServerStartError(`The Temporal Web UI did not answer at ${url} within ${Math.round(timeoutMs / 1000)}s. ${describeTail(ui.tail)}`, undefined, ui.tail);
+    await sleep(200);
+  }
 }
 
 function describeTail(tail: readonly string[]): string {
   if (tail.length === 0) return '';
-  // The dev server logs many warnings; its errors are what explain a failed start.
-  const errors = tail.filter((line) => /level=(ERROR|FATAL)|^Error:/i.test(line));
+  // The server logs many lines; its errors are what explain a failed start.
+  const errors = tail.filter((line) => /"level":"(error|fatal)"|level=(ERROR|FATAL)|^Error:/i.test(line));
   const shown = errors.length > 0 ? errors.slice(-5) : tail.slice(-10);
   return `Its last output:\n  ${shown.join('\n  ')}\n`;
 }
 
-/** Keeps the last stderr lines (and forwards them when stdio is 'inherit'). */
-function keepTail(child: ChildProcess, stdio: DevServerSettings['stdio']): string[] {
-  const tail: string[] = [];
-  let partial = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    if (stdio === 'inherit') process.stderr.write(chunk);
-    const lines = (partial + chunk.toString('utf8')).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) if (line.trim()) tail.push(line.trimEnd());
-    tail.splice(0, Math.max(0, tail.length - 30));
-  });
-  child.stderr?.on('end', () => {
-    if (partial.trim()) tail.push(partial.trimEnd());
-  });
-  return tail;
-}
-
-function stopper(child: ChildProcess, exited: Promise<number | null>): () => Promise<void> {
-  let stopping: Promise<void> | undefined;
-  return () => {
-    stopping ??= (async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) {
-        await exited;
-        return;
-      }
-      child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        exited.then(() => false),
-        new Promise<boolean>((done) => {
-          timer = setTimeout(() => done(true), 10_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    })();
-    return stopping;
-  };
-}
-
-async function startWithSdkDownload(settings: DevServerSettings, cliAttempts: readonly string[]): Promise<DevServerHandle> {
-  const attempts = [...cliAttempts];
-  let testing: typeof Testing;
-  try {
-    testing = await import('@temporalio/testing');
-  } catch {
-    attempts.push('@temporalio/testing download: the @temporalio/testing package is not installed (it is a devDependency)');
-    throw new DevServerUnavailableError(attempts);
-  }
-
-  let environment: Awaited<ReturnType<typeof testing.TestWorkflowEnvironment.createLocal>>;
-  try {
-    environment = await testing.TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'cached-download', downloadDir: join(settings.cacheDir, 'sdk-download') },
-        dbFilename: settings.dbFile,
-        ip: settings.ip,
-        port: settings.port,
-        namespace: settings.namespace,
-        log: { format: 'pretty', level: settings.logLevel },
-        extraArgs: registrationArgs(settings),
-        ...(settings.uiPort === false ? { ui: false } : { ui: true, uiPort: settings.uiPort }),
-      },
-    });
-  } catch (error) {
-    attempts.push(`@temporalio/testing download: ${error instanceof Error ? error.message : String(error)}`);
-    throw new DevServerUnavailableError(attempts);
-  }
-
-  let markExited: (code: number | null) => void = () => undefined;
-  const exited = new Promise<number | null>((done) => (markExited = done));
-  let stopping: Promise<void> | undefined;
-  return {
-    address: environment.address,
-    namespace: settings.namespace,
-    uiUrl: settings.uiPort === false ? undefined : `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`,
-    dbFile: settings.dbFile,
-    pid: undefined,
-    source: 'sdk-download',
-    stdout: null,
-    stderr: null,
-    exited,
-    stop: () => {
-      stopping ??= environment.teardown().finally(() => markExited(null));
-      return stopping;
-    },
-  };
+function devNull(): NodeJS.WritableStream {
+  return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
 
 /** The address a client on this machine dials to reach a server bound to `ip`. */

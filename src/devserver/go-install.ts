@@ -11,6 +11,11 @@ export interface GoInstallOptions {
   label: string;
   /** The `go install` arguments, all packages of one module at one version: `module/cmd/x@v1.2.3`. */
   packages: readonly string[];
+  /**
+   * Another `go` command instead of `go install <packages>` (a `go build -o …` inside a module
+   * of ours that pins a dependency), run in `cwd`, with `env` extended by `extraEnv`.
+   */
+  command?: { args: readonly string[]; cwd: string; extraEnv?: (goVersion: string) => NodeJS.ProcessEnv };
   /** The oldest Go toolchain that can build `packages`. */
   minGoVersion: string;
   /** The per-user cache folder: the build runs there and the lock file lives there. */
@@ -60,14 +65,18 @@ export async function goInstall(options: GoInstallOptions): Promise<GoInstallRes
     // Another process may have finished the build while this one waited for the lock.
     if (!(await options.problem())) return { path: options.target };
 
+    const args = options.command?.args ?? ['install', ...options.packages];
+    const extraEnv = options.command?.extraEnv?.(version) ?? {};
+    const toolchain = extraEnv['GOTOOLCHAIN'] !== undefined ? ` (toolchain ${extraEnv['GOTOOLCHAIN']}, fetched from the Go proxy once)` : '';
     output.write(
-      `agent-sessions: ${options.reason}; building ${options.label} (go install ${options.packages.join(' ')}) ` +
-        `with ${go} (Go ${version}) into ${options.gobin}. ` +
-        'The first build takes several minutes; later runs reuse it.\n',
+      `agent-sessions: ${options.reason}; building ${options.label} (go ${args.join(' ')}) ` +
+        `with ${go} (Go ${version})${toolchain} into ${options.gobin}. ` +
+        'The first build takes a few minutes; later runs reuse it.\n',
     );
-    const exit = await runStreaming(go, ['install', ...options.packages], {
-      cwd: options.cacheDir,
-      env: { ...env, GOBIN: options.gobin },
+    const began = Date.now();
+    const exit = await runStreaming(go, args, {
+      cwd: options.command?.cwd ?? options.cacheDir,
+      env: { ...env, GOBIN: options.gobin, ...extraEnv },
       output,
     });
     if (exit.code !== 0) return { failure: describeFailure('the build', exit) };
@@ -75,7 +84,7 @@ export async function goInstall(options: GoInstallOptions): Promise<GoInstallRes
     if (misplaced) return { failure: `the build succeeded but ${misplaced}` };
     const problem = await options.problem();
     if (problem) return { failure: `the build succeeded but ${problem}` };
-    output.write(`agent-sessions: ${options.label} installed at ${options.target}\n`);
+    output.write(`agent-sessions: ${options.label} built in ${Math.round((Date.now() - began) / 1000)} s, installed at ${options.target}\n`);
     return { path: options.target };
   });
 }
@@ -98,8 +107,8 @@ function goVersion(go: string, env: NodeJS.ProcessEnv): Promise<string | undefin
   });
 }
 
-/** Compares dotted numeric versions: negative when a < b, 0 when equal, positive when a > b. */
-function compareVersions(a: string, b: string): number {
+/** Compares two Go versions (`1.26.8` < `1.26.10`): negative, zero or positive. */
+export function compareVersions(a: string, b: string): number {
   const left = a.split('.').map(Number);
   const right = b.split('.').map(Number);
   for (let i = 0; i < Math.max(left.length, right.length); i++) {

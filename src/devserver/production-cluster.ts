@@ -6,7 +6,6 @@ import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { bindProblem, defaultDataDir, isServing, type SearchAttributeTypeName } from './dev-server';
 import { ManagedProcess, describeExit } from './managed-process';
 import { startPostgres, type RunningPostgres } from './postgres-cluster';
-import { findTemporalCli } from './temporal-cli';
 import { registerNamespace } from './temporal-namespace';
 import { findTemporalServerBinaries } from './temporal-server-binaries';
 import { packageRoot, temporalServerArgs, temporalServerEnv } from './temporal-server-config';
@@ -39,7 +38,7 @@ export interface ProductionClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** The per-user cache folder (the built binaries). Defaults to the one `env` names. */
   cacheDir?: string;
-  /** A `temporal` binary chosen explicitly. Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
+  /** Ignored: the cluster registers its namespace over gRPC and needs no Temporal CLI. Kept so existing callers compile. */
   temporalCliPath?: string;
   /** Aborting it (Ctrl-C during a start) stops whatever had started and rejects with {@link ClusterStartAbortedError}. */
   signal?: AbortSignal;
@@ -94,7 +93,7 @@ export class ClusterStartAbortedError extends ProductionClusterError {
 /**
  * Brings up, on this machine, the topology docker-compose.yml describes: PostgreSQL (created in
  * the data folder on the first start), both Temporal schemas created or upgraded with
- * `temporal-sql-tool`, the Temporal server 1.29.1 (all services) with the configuration
+ * `temporal-sql-tool`, the Temporal server (TEMPORAL_SERVER_VERSION, all services) with the configuration
  * docker-compose.yml mounts (`deploy/temporal/production.yaml`), the namespace and search
  * attributes, `workers` worker processes and the HTTP service — everything on 127.0.0.1. A later
  * start on the same data folder reuses the data; only schema upgrades run.
@@ -152,12 +151,8 @@ export async function startProductionCluster(options: ProductionClusterOptions):
   const progress = (line: string): void => void output.write(`agent-sessions cluster: ${line}\n`);
 
   await assertPortsFree(ports, httpPort, address);
-  const [cli, server] = await step('binaries', () =>
-    Promise.all([
-      findTemporalCli({ env, output, ...paths, ...(options.temporalCliPath !== undefined ? { temporalCliPath: options.temporalCliPath } : {}) }),
-      findTemporalServerBinaries({ env, output, ...paths }),
-    ]),
-  );
+  // The namespace is registered over gRPC: the cluster needs no Temporal CLI.
+  const server = await step('binaries', () => findTemporalServerBinaries({ env, output, ...paths }));
 
   const started: Array<{ stop(): Promise<unknown> }> = [];
   const stopAll = async (): Promise<void> => {
@@ -204,7 +199,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
     await step('temporal', () => untilServing(temporal, address, 'temporal-system', 120_000));
 
     await step('namespace', async () => {
-      const registered = await registerNamespace({ cli, address, namespace, searchAttributes: { ...SESSION_SEARCH_ATTRIBUTES, ...options.searchAttributes } });
+      const registered = await registerNamespace({ address, namespace, searchAttributes: { ...SESSION_SEARCH_ATTRIBUTES, ...options.searchAttributes } });
       if (registered.createdNamespace) progress(`registered namespace ${namespace}`);
       if (registered.addedSearchAttributes.length > 0) progress(`added search attributes ${registered.addedSearchAttributes.join(', ')}`);
       await untilServing(temporal, address, namespace, 60_000);

@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SearchAttributeTypeName } from './dev-server';
 
 /**
  * How many custom search attributes of each type one namespace can have on SQL visibility
- * (PostgreSQL, MySQL, SQLite) in Temporal 1.29: each type maps onto a fixed set of columns of
+ * (PostgreSQL, MySQL, SQLite) in Temporal 1.29 to 1.31: each type maps onto a fixed set of columns of
  * the `executions_visibility` table (`Keyword01`–`Keyword10`, `Int01`–`Int03`, …), so a registration
  * beyond these fails. Elasticsearch and Temporal Cloud allow more.
  */
@@ -23,15 +25,13 @@ export class NamespaceRegistrationError extends Error {
   override readonly name = 'NamespaceRegistrationError';
 }
 
-/** What to register, and with which Temporal CLI. */
+/** What to register, and where. */
 export interface NamespaceRegistration {
-  /** The `temporal` binary (the pinned CLI). */
-  cli: string;
   /** Frontend `host:port`. */
   address: string;
   namespace: string;
-  /** How long closed workflows are kept. Defaults to 720h, as docker-compose.yml's namespace job. */
-  retention?: string;
+  /** How long closed workflows are kept, in days. Defaults to 30 (720h), as docker-compose.yml's namespace job. */
+  retentionDays?: number;
   /** Custom search attributes the namespace must have, by name; existing ones of the same type are kept. */
   searchAttributes: Readonly<Record<string, SearchAttributeTypeName>>;
 }
@@ -45,10 +45,11 @@ export interface RegistrationResult {
 }
 
 /**
- * Makes sure the namespace exists and has the given custom search attributes, with the same
- * `temporal operator` commands docker-compose.yml's namespace job runs: `namespace describe`,
- * `namespace create` when it is missing, `search-attribute list`, `search-attribute create` for
- * each missing attribute. Idempotent: a second call changes nothing.
+ * Makes sure the namespace exists and has the given custom search attributes, over the
+ * frontend's gRPC API (what `temporal operator namespace create` and `search-attribute create`
+ * call): `DescribeNamespace`, `RegisterNamespace` when it is missing, `ListSearchAttributes`,
+ * `AddSearchAttributes` for the missing ones. Idempotent: a second call changes nothing. Needs
+ * no Temporal CLI.
  *
  * @throws {NamespaceRegistrationError} the server refused, an attribute exists with another type,
  * or more attributes of a type are asked for than SQL visibility has columns for.
@@ -56,43 +57,69 @@ export interface RegistrationResult {
 export async function registerNamespace(registration: NamespaceRegistration): Promise<RegistrationResult> {
   assertWithinSqlLimits(registration.searchAttributes);
   const { namespace } = registration;
-  const cli = (args: string[]): Promise<CliResult> => runCli(registration.cli, [...args, '--address', registration.address]);
+  const connection = await Connection.connect({ address: registration.address, connectTimeout: 10_000 });
+  try {
+    const call = async <T>(step: string, run: () => Promise<T>): Promise<T> => {
+      try {
+        return await run();
+      } catch (error) {
+        throw new NamespaceRegistrationError(`${step} failed: ${(error as Error).message}`);
+      }
+    };
+    let createdNamespace = false;
+    try {
+      await connection.workflowService.describeNamespace({ namespace });
+    } catch (error) {
+      if ((error as { code?: number }).code !== GRPC_NOT_FOUND) throw new NamespaceRegistrationError(`describing namespace ${namespace} failed: ${(error as Error).message}`);
+      await call(`creating namespace ${namespace}`, () =>
+        connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(`${registration.retentionDays ?? 30} days`) }),
+      );
+      createdNamespace = true;
+    }
 
-  let createdNamespace = false;
-  const described = await cli(['operator', 'namespace', 'describe', '--namespace', namespace, '--output', 'json']);
-  if (described.code !== 0) {
-    if (!/not found/i.test(described.stderr)) throw failure(`describing namespace ${namespace}`, described);
-    const created = await cli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', registration.retention ?? '720h']);
-    if (created.code !== 0) throw failure(`creating namespace ${namespace}`, created);
-    createdNamespace = true;
-  }
-
-  const wanted = Object.entries(registration.searchAttributes);
-  const addedSearchAttributes: string[] = [];
-  if (wanted.length === 0) return { createdNamespace, addedSearchAttributes };
-  // A namespace just created on a SQL-backed server is unknown to the frontend until its
-  // namespace registry refreshes (up to 10 s in 1.29), while the dev server knows it at once.
-  const listed = await whileNamespaceUnknown(createdNamespace, () =>
-    cli(['operator', 'search-attribute', 'list', '--namespace', namespace, '--output', 'json']),
-  );
-  if (listed.code !== 0) throw failure(`listing the search attributes of ${namespace}`, listed);
-  const existing = (JSON.parse(listed.stdout) as { customAttributes?: Record<string, string> }).customAttributes ?? {};
-  for (const [name, type] of wanted) {
-    const current = existing[name];
-    if (current === indexedValueType(type)) continue;
-    if (current !== undefined) {
-      throw new NamespaceRegistrationError(
-        `search attribute ${name} of namespace ${namespace} already exists as ${current}, not ${type}; a search attribute's type cannot change: choose another name`,
+    const wanted = Object.entries(registration.searchAttributes);
+    const addedSearchAttributes: string[] = [];
+    if (wanted.length === 0) return { createdNamespace, addedSearchAttributes };
+    // A namespace just created on a SQL-backed server is unknown to the frontend until its
+    // namespace registry refreshes (up to 10 s), so those calls are repeated while it is.
+    const listed = await call(`listing the search attributes of ${namespace}`, () =>
+      whileNamespaceUnknown(createdNamespace, () => connection.operatorService.listSearchAttributes({ namespace })),
+    );
+    const existing = listed.customAttributes ?? {};
+    const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+    for (const [name, type] of wanted) {
+      const current = existing[name];
+      if (current === INDEXED_VALUE_TYPE[type]) continue;
+      if (current !== undefined) {
+        throw new NamespaceRegistrationError(
+          `search attribute ${name} of namespace ${namespace} already exists as ${temporal.api.enums.v1.IndexedValueType[current]}, not ${type}; a search attribute's type cannot change: choose another name`,
+        );
+      }
+      missing[name] = INDEXED_VALUE_TYPE[type];
+      addedSearchAttributes.push(name);
+    }
+    if (addedSearchAttributes.length > 0) {
+      await call(`creating search attributes ${addedSearchAttributes.join(', ')} in ${namespace}`, () =>
+        whileNamespaceUnknown(createdNamespace, () => connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing })),
       );
     }
-    const created = await whileNamespaceUnknown(createdNamespace, () =>
-      cli(['operator', 'search-attribute', 'create', '--namespace', namespace, '--name', name, '--type', type]),
-    );
-    if (created.code !== 0) throw failure(`creating search attribute ${name} (${type}) in ${namespace}`, created);
-    addedSearchAttributes.push(name);
+    return { createdNamespace, addedSearchAttributes };
+  } finally {
+    await connection.close();
   }
-  return { createdNamespace, addedSearchAttributes };
 }
+
+const GRPC_NOT_FOUND = 5;
+
+const INDEXED_VALUE_TYPE: Readonly<Record<SearchAttributeTypeName, temporal.api.enums.v1.IndexedValueType>> = {
+  Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  Text: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  Double: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  Bool: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+  Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KeywordList: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+};
 
 /** How long a namespace this call created may stay unknown to the frontend (its registry refreshes every 10 s). */
 const NEW_NAMESPACE_PROPAGATION_MS = 30_000;
@@ -100,15 +127,18 @@ const NEW_NAMESPACE_PROPAGATION_MS = 30_000;
 /**
  * Runs `command` again, every half second, while it fails because the namespace is not found —
  * only for a namespace this call has just created, which exists but may not have reached the
- * frontend's registry yet. Any other answer, or still "not found" after
- * {@link NEW_NAMESPACE_PROPAGATION_MS}, is returned as it is.
+ * frontend's registry yet.
  */
-async function whileNamespaceUnknown(justCreated: boolean, command: () => Promise<CliResult>): Promise<CliResult> {
+async function whileNamespaceUnknown<T>(justCreated: boolean, command: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + NEW_NAMESPACE_PROPAGATION_MS;
   for (;;) {
-    const result = await command();
-    if (!justCreated || result.code === 0 || !/namespace .* is not found/i.test(result.stderr) || Date.now() > deadline) return result;
-    await sleep(500);
+    try {
+      return await command();
+    } catch (error) {
+      const unknown = (error as { code?: number }).code === GRPC_NOT_FOUND || /namespace .* is not found/i.test((error as Error).message);
+      if (!justCreated || !unknown || Date.now() > deadline) throw error;
+      await sleep(500);
+    }
   }
 }
 
@@ -126,30 +156,3 @@ function assertWithinSqlLimits(attributes: Readonly<Record<string, SearchAttribu
   }
 }
 
-/** `KeywordList` → `INDEXED_VALUE_TYPE_KEYWORD_LIST`, as `search-attribute list --output json` prints types. */
-function indexedValueType(type: SearchAttributeTypeName): string {
-  return `INDEXED_VALUE_TYPE_${type.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
-}
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(cli: string, args: string[]): Promise<CliResult> {
-  // Only the address given here may decide where the CLI connects: no TEMPORAL_* variables (a
-  // Temporal Cloud API key, TLS settings) and no profile file from the caller's environment.
-  const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' };
-  return new Promise((done) => {
-    execFile(cli, [...args, '--disable-config-file', '--disable-config-env'], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
-function failure(step: string, result: CliResult): NamespaceRegistrationError {
-  const said = (result.stderr.trim() || result.stdout.trim()).split('\n').slice(-5).join(' ');
-  return new NamespaceRegistrationError(`${step} failed (exit ${result.code ?? 'by a signal'}): ${said}`);
-}

@@ -5,16 +5,18 @@ import { goInstall } from './go-install';
 import { resolveCacheDir } from './temporal-cli';
 
 /**
- * The Temporal server release `cluster` runs: the one the pinned Temporal CLI (v1.5.1) embeds
- * and the `temporalio/server` image docker-compose.yml pins, so every setup runs one server.
+ * The Temporal server release every setup runs: the dev server (on SQLite), `cluster` (on
+ * PostgreSQL) and the `temporalio/server` image docker-compose.yml pins. At least 1.30.2, which
+ * tells a pinned workflow that its deployment's target version changed (releases need it); the
+ * newest whose module builds with `go install` (no `replace` in its go.mod).
  */
-export const TEMPORAL_SERVER_VERSION = '1.29.1';
+export const TEMPORAL_SERVER_VERSION = '1.31.0';
 
 /** The Go module that holds the server and its SQL schema tool. */
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
-/** The oldest Go toolchain that can build {@link TEMPORAL_SERVER_VERSION} (its go.mod says `go 1.25.0`). */
-export const MIN_GO_VERSION_FOR_SERVER = '1.25';
+/** The oldest Go toolchain that can build {@link TEMPORAL_SERVER_VERSION} (its go.mod says `go 1.26.2`). */
+export const MIN_GO_VERSION_FOR_SERVER = '1.26.2';
 
 /** The server binary and the schema tool of one release, as {@link findTemporalServerBinaries} returns them. */
 export interface TemporalServerBinaries {
@@ -40,7 +42,7 @@ export class TemporalServerUnavailableError extends Error {
     super(
       `The Temporal server ${TEMPORAL_SERVER_VERSION} is not in ${folder} and could not be built: ${problem}. ` +
         `Install Go ${MIN_GO_VERSION_FOR_SERVER} or newer (https://go.dev/dl/, or your distribution's golang package) ` +
-        'and run again: the first run builds it once per user (about 2.5 minutes) and later runs reuse it.',
+        'and run again: the first run builds it once per user (about 3 minutes) and later runs reuse it.',
     );
   }
 }
@@ -57,7 +59,7 @@ export interface FindTemporalServerOptions {
   lockTimeoutMs?: number;
 }
 
-/** The folder of the cached binaries of {@link TEMPORAL_SERVER_VERSION}: `<cacheDir>/bin/temporal-server-1.29.1`. */
+/** The folder of the cached binaries of {@link TEMPORAL_SERVER_VERSION}: `<cacheDir>/bin/temporal-server-1.31.0`. */
 export function cachedTemporalServerDir(env: NodeJS.ProcessEnv = process.env): string {
   return serverDirIn(resolveCacheDir(env));
 }

@@ -25,9 +25,9 @@ export function temporalConfigDir(): string {
  * The arguments of `temporal-server` that load the shared configuration. The server joins
  * `--root` and `--config` into the folder it reads `<--env>.yaml` from.
  */
-export function temporalServerArgs(configDir: string = temporalConfigDir()): string[] {
+export function temporalServerArgs(configDir: string = temporalConfigDir(), environment: string = TEMPORAL_CONFIG_ENVIRONMENT): string[] {
   // --allow-no-auth: the cluster has no authorizer, like the compose stack; say so instead of a warning per start.
-  return ['--root', dirname(configDir), '--config', basename(configDir), '--env', TEMPORAL_CONFIG_ENVIRONMENT, '--allow-no-auth', 'start'];
+  return ['--root', dirname(configDir), '--config', basename(configDir), '--env', environment, '--allow-no-auth', 'start'];
 }
 
 /** Where the Temporal server finds PostgreSQL. */

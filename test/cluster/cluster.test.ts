@@ -1,6 +1,6 @@
 /**
  * `agent-sessions cluster`, run as a user runs it: the production topology (PostgreSQL, the
- * Temporal server 1.29.1 on it, two workers, the HTTP service) on free loopback ports with its
+ * Temporal server 1.31.0 on it, two workers, the HTTP service) on free loopback ports with its
  * data in a temporary folder. The first start on a machine may build the Temporal server with Go
  * (minutes); later ones reuse the per-user cache.
  */
@@ -94,7 +94,7 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
   const info = JSON.parse(described.stdout) as { persistenceStore: string; visibilityStore: string; serverVersion: string };
   assert.equal(info.persistenceStore, 'postgres12');
   assert.equal(info.visibilityStore, 'postgres12');
-  assert.equal(info.serverVersion, '1.29.1');
+  assert.equal(info.serverVersion, '1.31.0');
 
   const todos = [
     { content: 'Bring the cluster up', status: 'completed' },

@@ -16,7 +16,8 @@ import {
   isServing,
   startDevServer,
 } from '../../src/devserver';
-import { startDevArgs } from '../../src/devserver/dev-server';
+import { DEV_DYNAMIC_CONFIG, dynamicConfigYaml } from '../../src/devserver/dev-server';
+import { DatabaseSync } from 'node:sqlite';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agent-sessions-devserver-'));
@@ -48,7 +49,7 @@ async function fakeGoBuild(t: { after(fn: () => Promise<void>): void }, binaries
   await script(
     join(dir, 'tools', 'go'),
     [
-      'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi',
+      'if [ "$1" = version ]; then echo "go version go1.26.8 linux/amd64"; exit 0; fi',
       `echo "$*" >> "${builds}"`,
       '/bin/sleep 1',
       `for name in ${binaries.join(' ')}; do printf "#!/bin/sh\\nexit 0\\n" > "$GOBIN/$name"; /bin/chmod +x "$GOBIN/$name"; done`,
@@ -134,7 +135,7 @@ test('a failed go build is reported with its last output', async (t) => {
   const dir = await tempDir(t);
   await script(
     join(dir, 'tools', 'go'),
-    'if [ "$1" = version ]; then echo "go version go1.26.0 linux/amd64"; exit 0; fi\necho "go: module lookup disabled" >&2\nexit 1',
+    'if [ "$1" = version ]; then echo "go version go1.26.8 linux/amd64"; exit 0; fi\necho "go: module lookup disabled" >&2\nexit 1',
   );
   const out = collect();
   const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
@@ -143,7 +144,7 @@ test('a failed go build is reported with its last output', async (t) => {
     assert.match(error.message, /the build failed \(exit 1\); last output:\n\s+go: module lookup disabled/);
     return true;
   });
-  assert.match(out.text(), /first build takes several minutes/);
+  assert.match(out.text(), /first build takes a few minutes/);
 });
 
 test('concurrent lookups build the CLI once, into the cache, under a lock', async (t) => {
@@ -158,25 +159,32 @@ test('concurrent lookups build the CLI once, into the cache, under a lock', asyn
   assert.match(first.text() + second.text(), /is building the Temporal CLI; waiting for it/);
 });
 
-test('dynamic config values reach the dev server JSON-encoded', () => {
-  const args = startDevArgs({
-    port: 7300,
-    uiPort: false,
-    dbFile: '/tmp/x.sqlite',
-    ip: '127.0.0.1',
-    namespace: 'agents',
-    logLevel: 'warn',
-    dynamicConfig: { 'frontend.enableUpdateWorkflowExecution': true, 'limit.blobSize.error': 2097152, 'x.name': 'a b' },
-    searchAttributes: { AgentId: 'Keyword' },
+test('dynamic config values reach the dev server as a dynamic config file, JSON-encoded, over its defaults', () => {
+  const yaml = dynamicConfigYaml({ ...DEV_DYNAMIC_CONFIG, 'limit.blobSize.error': 2097152, 'x.name': 'a b', 'system.forceSearchAttributesCacheRefreshOnRead': false });
+  assert.match(yaml, /^limit\.blobSize\.error:\n {2}- value: 2097152$/m);
+  assert.match(yaml, /^x\.name:\n {2}- value: "a b"$/m);
+  assert.match(yaml, /^system\.forceSearchAttributesCacheRefreshOnRead:\n {2}- value: false$/m);
+  assert.equal(yaml.match(/^system\.forceSearchAttributesCacheRefreshOnRead:/gm)?.length, 1, 'a key set by the caller replaces the default');
+  assert.throws(() => dynamicConfigYaml({ 'bad key: x': 1 }), /is not a Temporal dynamic config key/);
+});
+
+test('a SQLite file written by the older dev server (Temporal 1.29) is refused, by name, and left as it was', async (t) => {
+  const dir = await tempDir(t);
+  const dbFile = join(dir, 'temporal.sqlite');
+  const db = new DatabaseSync(dbFile);
+  db.exec('CREATE TABLE executions (shard_id INT); CREATE TABLE cluster_metadata (id INT)');
+  db.close();
+  const before = await readFile(dbFile);
+  await assert.rejects(startDevServer({ port: await findFreePort(), uiPort: false, dbFile, stdio: 'ignore' }), (error: unknown) => {
+    assert.ok(error instanceof DevServerStartError);
+    assert.ok(error.message.includes(`${dbFile} was written by an older Temporal server`), error.message);
+    assert.match(error.message, /move it aside \(mv .*temporal\.sqlite .*temporal\.sqlite\.1\.29\)/);
+    assert.match(error.message, /--db/);
+    return true;
   });
-  assert.deepEqual(args, [
-    'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7300',
-    '--db-filename', '/tmp/x.sqlite', '--log-level', 'warn', '--headless', '--namespace', 'agents',
-    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-    '--dynamic-config-value', 'limit.blobSize.error=2097152',
-    '--dynamic-config-value', 'x.name="a b"',
-    '--search-attribute', 'AgentId=Keyword',
-  ]);
+  assert.deepEqual(await readFile(dbFile), before);
+  await writeFile(join(dir, 'notes.sqlite'), 'not a database at all, just text that is long enough to be no SQLite header');
+  await assert.rejects(startDevServer({ port: await findFreePort(), uiPort: false, dbFile: join(dir, 'notes.sqlite'), stdio: 'ignore' }), /cannot be read as a SQLite file/);
 });
 
 test('the dev server keeps its state in the SQLite file across restarts', async (t) => {
@@ -192,7 +200,15 @@ test('the dev server keeps its state in the SQLite file across restarts', async 
   assert.equal(first.address, `127.0.0.1:${port}`);
   assert.equal(first.uiUrl, `http://127.0.0.1:${uiPort}`);
   assert.equal(first.dbFile, dbFile);
+  assert.equal(first.source, 'temporal-server');
   assert.ok(await isServing(first.address, 'agents'));
+  // The Web UI is served, and reaches the server.
+  const page = await fetch(first.uiUrl!);
+  assert.equal(page.status, 200);
+  const namespaces = (await (await fetch(`${first.uiUrl!}/api/v1/namespaces`)).json()) as { namespaces: Array<{ namespaceInfo: { name: string } }> };
+  assert.ok(namespaces.namespaces.some((n) => n.namespaceInfo.name === 'agents'), JSON.stringify(namespaces).slice(0, 300));
+  // The server's log goes to its file, beside the state.
+  assert.equal(first.logFile, `${dbFile}.log`);
 
   const connection = await Connection.connect({ address: first.address });
   const client = new Client({ connection, namespace: 'agents' });
@@ -243,7 +259,7 @@ test('a port held by a running Temporal server is refused before anything starts
 test('a server that exits before serving is reported with its exit code and last output', async (t) => {
   const dir = await tempDir(t);
   const fake = await script(
-    join(dir, 'temporal'),
+    join(dir, 'temporal-server'),
     'echo "time=2026-01-01T00:00:00 level=ERROR msg=\\"can\'t open the database: disk full\\"" >&2\nexit 3',
   );
   await assert.rejects(
@@ -252,7 +268,7 @@ test('a server that exits before serving is reported with its exit code and last
       uiPort: false,
       dbFile: join(dir, 'x.sqlite'),
       stdio: 'ignore',
-      env: { ...process.env, TEMPORAL_CLI_PATH: fake },
+      env: { ...process.env, TEMPORAL_SERVER_PATH: fake },
     }),
     (error: unknown) => {
       assert.ok(error instanceof DevServerStartError);
@@ -278,12 +294,12 @@ test('the Temporal server and its SQL tool are built once, by one go install, in
     findTemporalServerBinaries({ env: go.env, output: first.stream }),
     findTemporalServerBinaries({ env: go.env, output: second.stream }),
   ]);
-  const folder = join(go.dir, 'cache', 'bin', 'temporal-server-1.29.1');
+  const folder = join(go.dir, 'cache', 'bin', 'temporal-server-1.31.0');
   for (const binaries of found) {
-    assert.deepEqual(binaries, { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: '1.29.1' });
+    assert.deepEqual(binaries, { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: '1.31.0' });
   }
-  assert.equal(await go.builds(), 'install go.temporal.io/server/cmd/server@v1.29.1 go.temporal.io/server/cmd/tools/sql@v1.29.1\n');
-  assert.match(first.text() + second.text(), /is building the Temporal server 1\.29\.1; waiting for it/);
+  assert.equal(await go.builds(), 'install go.temporal.io/server/cmd/server@v1.31.0 go.temporal.io/server/cmd/tools/sql@v1.31.0\n');
+  assert.match(first.text() + second.text(), /is building the Temporal server 1\.31\.0; waiting for it/);
   // Found in the cache from now on, with no Go at all.
   assert.deepEqual(await findTemporalServerBinaries({ env: { ...go.env, PATH: '' } }), found[0]);
 });
@@ -293,8 +309,8 @@ test('without Go the missing Temporal server is reported with what to install an
   const env = { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
   await assert.rejects(findTemporalServerBinaries({ env, output: collect().stream }), (error: unknown) => {
     assert.ok(error instanceof TemporalServerUnavailableError);
-    assert.match(error.message, /The Temporal server 1\.29\.1 is not in .*temporal-server-1\.29\.1 and could not be built: "go" was not found on PATH/);
-    assert.match(error.message, /Install Go 1\.25 or newer \(https:\/\/go\.dev\/dl\//);
+    assert.match(error.message, /The Temporal server 1\.31\.0 is not in .*temporal-server-1\.31\.0 and could not be built: "go" was not found on PATH/);
+    assert.match(error.message, /Install Go 1\.26\.2 or newer \(https:\/\/go\.dev\/dl\//);
     return true;
   });
 });
