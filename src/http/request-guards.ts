@@ -3,8 +3,6 @@ import type { MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { csrf } from 'hono/csrf';
-import { HTTPException } from 'hono/http-exception';
 import { InvalidSettingError } from '../client/errors';
 import type { AllowedHosts } from './allowed-hosts';
 import { HttpRefusal } from './http-errors';
@@ -32,14 +30,13 @@ const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;
  *
  * 1. `Host` is one of the service's own names, else 421 (a DNS-rebinding page sends its own name).
  * 2. CORS for the configured origins only (Hono's `cors`); no origin configured, no CORS header.
- * 3. A write from a browser page of another origin is refused with 403 (Hono's `csrf`). Browsers
- *    send `Origin` with every POST, so a request with neither `Origin` nor `Sec-Fetch-Site` is
- *    not a page's and is let through to the next check; curl and scripts send neither.
+ * 3. A write carrying an `Origin` other than the service's own or a configured one is refused
+ *    with 403, whatever its `Content-Type` (a client that is no browser can send a JSON POST with
+ *    any Origin and no preflight); so is one whose `Sec-Fetch-Site` says another site sent it.
+ *    A request with neither header is not a page's and goes on to the next check; curl and
+ *    scripts send neither.
  * 4. A write whose body is not `application/json` is refused with 415; a POST with no body and no
- *    `Content-Type` (`curl -X POST …/turn/start`) is fine. `csrf` judges only the form-like types
- *    a page can send without a CORS preflight (form, multipart, text/plain, none); 3 and 4 together
- *    leave a page of another site no write it can send: with a JSON body the browser asks first,
- *    and the preflight gets no CORS allowance.
+ *    `Content-Type` (`curl -X POST …/turn/start`) is fine.
  * 5. The bearer token, when configured (Hono's `bearerAuth`, constant-time): 401 without it or
  *    with a wrong one, 400 for an `Authorization` header that is not `Bearer <token>`.
  * 6. The body limit, 413; the connection is then closed and the answer says so (below).
@@ -66,20 +63,23 @@ export function guardRequests(app: OpenAPIHono, guards: RequestGuards): void {
     app.use('*', cors({ origin: [...corsOrigins], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match'], exposeHeaders: ['ETag', 'X-Next-Page-Token'] }));
   }
 
-  const sameOrigin = csrf({ origin: (origin, c) => origin === new URL(c.req.url).origin || corsOrigins.includes(origin) });
   app.use('*', async (c, next) => {
-    if (c.req.header('Origin') === undefined && c.req.header('Sec-Fetch-Site') === undefined) return next();
-    try {
-      await sameOrigin(c, next);
-    } catch (error) {
-      // Only csrf's own refusal lands here: Hono answers errors of later handlers at their own layer.
-      if (!(error instanceof HTTPException && error.status === 403)) throw error;
+    if (SAFE_METHOD.test(c.req.method)) return next();
+    const origin = c.req.header('Origin');
+    const site = c.req.header('Sec-Fetch-Site');
+    // An Origin must be this service's own or a configured one, whatever the Content-Type: any
+    // client can send a JSON POST with a foreign Origin and no preflight. Without Origin, a
+    // browser's Sec-Fetch-Site still says when a page of another site sent it.
+    const allowed =
+      origin !== undefined ? origin === new URL(c.req.url).origin || corsOrigins.includes(origin) : site === undefined || site === 'same-origin' || site === 'none';
+    if (!allowed) {
       throw new HttpRefusal(
         403,
         'forbidden-origin',
-        `a page of ${c.req.header('Origin') ?? 'another site'} may not send ${c.req.method} requests here: only this service's own pages and the origins listed in AGENT_SESSIONS_CORS_ORIGINS may change anything`,
+        `a page of ${origin ?? 'another site'} may not send ${c.req.method} requests here: only this service's own pages and the origins listed in AGENT_SESSIONS_CORS_ORIGINS may change anything`,
       );
     }
+    await next();
   });
 
   app.use('*', async (c, next) => {

@@ -114,6 +114,23 @@ describe('writes from web pages of other sites', () => {
     assert.equal(await acceptedWrites(id), 1);
   });
 
+  test('a JSON POST carrying a foreign Origin, sent without a preflight as any non-browser client can, is refused with 403 and applies nothing', async () => {
+    const id = await sessionWithOneWrite();
+    for (const [origin, site] of [[EVIL, undefined], ['null', undefined], [undefined, 'cross-site'], [undefined, 'same-site']] as const) {
+      const headers = { 'Content-Type': 'application/json', ...(origin !== undefined ? { Origin: origin } : {}), ...(site !== undefined ? { 'Sec-Fetch-Site': site } : {}) };
+      const answer = await raw('POST', `/sessions/${id}/todo_write`, headers, JSON.stringify({ todos: [todo('Written by evil')] }));
+      assert.equal(answer.status, 403, `${origin ?? site}: ${answer.text}`);
+      assert.equal(answer.json.code, 'forbidden-origin');
+    }
+    assert.equal(await acceptedWrites(id), 1);
+    assert.deepEqual((await httpCall(bed.http.url, 'GET', `/sessions/${id}/todos`)).json, [todo('Written by the owner')]);
+    // The service's own pages and the configured origins still write.
+    const own = await raw('POST', `/sessions/${id}/todo_write`, { 'Content-Type': 'application/json', Origin: bed.http.url, 'Sec-Fetch-Site': 'same-origin' }, JSON.stringify({ todos: [todo('Written by the dashboard')] }));
+    assert.equal(own.status, 200, own.text);
+    const listed = await raw('POST', `/sessions/${id}/todo_write`, { 'Content-Type': 'application/json', Origin: ALLOWED_ORIGIN }, JSON.stringify({ todos: [todo('Written by the allowed origin')] }));
+    assert.equal(listed.status, 200, listed.text);
+  });
+
   test('a JSON POST from another site needs a CORS preflight, and the preflight of a disallowed origin gets no allowance', async () => {
     const preflight = {
       Origin: EVIL,
