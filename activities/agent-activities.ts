@@ -87,10 +87,15 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       return turnSettings;
     },
 
-    async releaseTarget({ deploymentName }) {
+    async releaseTarget({ sessionId }) {
       const context = Context.current();
-      const deployment = await describeDeployment(context.client.workflowService, context.info.namespace, deploymentName);
-      return { current: deployment?.current ?? null, ramping: deployment?.ramping?.buildId ?? null };
+      const described = await session(sessionId).describe();
+      const running = described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
+      if (!running?.deploymentName || !running.buildId) return { move: false, runningBuild: null, current: null, ramping: null };
+      const deployment = await describeDeployment(context.client.workflowService, context.info.namespace, running.deploymentName);
+      const current = deployment?.current ?? null;
+      const ramping = deployment?.ramping?.buildId ?? null;
+      return { move: current !== null && current !== running.buildId && ramping !== running.buildId, runningBuild: running.buildId, current, ramping };
     },
 
     async endTurn({ sessionId, reason, close }) {

@@ -70,12 +70,12 @@ export interface AgentActivities {
    */
   endTurn(input: { sessionId: string; reason: string; close?: boolean }): Promise<void>;
   /**
-   * Where the deployment routes sessions now: its current build and the ramping one. Asked at a
-   * turn boundary when Temporal hinted that the session's target version changed, before the
-   * session moves: the hint is also set on tasks that come through a worker's sticky queue,
-   * which carries no routing (Temporal 1.31), so it is confirmed here.
+   * Whether the session should move to another build now: it runs on a build of its deployment
+   * that is neither the current nor the ramping one (a session that moved onto a build never
+   * moves away while that build is routed to). Asked at the turn boundary after a `session/wake`,
+   * from the session's own versioning info and the deployment's routing.
    */
-  releaseTarget(input: { deploymentName: string }): Promise<{ current: string | null; ramping: string | null }>;
+  releaseTarget(input: { sessionId: string }): Promise<{ move: boolean; runningBuild: string | null; current: string | null; ramping: string | null }>;
   /**
    * Calls the model once. Heartbeats while the call is in flight, so a call on a worker that
    * died is retried within seconds and an interrupt cancels it. 429, 5xx and timeouts are retried

@@ -6,7 +6,6 @@ import {
   condition,
   isCancellation,
   proxyActivities,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentActivities, ToolOutcome, TurnSettings } from '../activities/agent-contract';
 import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
@@ -83,16 +82,10 @@ export class AgentLoop {
 
   /**
    * Whether the deployment routes sessions away from the build running this one (the
-   * `releaseTarget` activity asks): Temporal's `targetWorkerDeploymentVersionChanged` hint is
-   * also set on tasks that came through a sticky queue, which knows no routing.
+   * `releaseTarget` activity decides, so a replay reads the answer from history).
    */
   async confirmRelease(): Promise<boolean> {
-    const running = workflowInfo().currentDeploymentVersion;
-    if (running === undefined) return true;
-    const target = await bookkeeping.releaseTarget({ deploymentName: running.deploymentName });
-    // Only a session on a build that is neither current nor ramping moves: one that moved onto a
-    // build never moves away while it is routed to, whatever a later hint says.
-    return target.current !== null && target.current !== running.buildId && target.ramping !== running.buildId;
+    return (await bookkeeping.releaseTarget({ sessionId: this.session.sessionId })).move;
   }
 
   /** Whether a message waits for its turn. */

@@ -140,8 +140,9 @@ export const sessionQuery = defineQuery<SessionSnapshot>('session');
 export const carriedQuery = defineQuery<SessionInput>('session/carried');
 
 /**
- * `session/wake`: changes nothing; the workflow task it causes lets an idle session see that its
- * deployment's target version changed and move to it now rather than at its next message.
+ * `session/wake`: changes no state; asks the session to check, at its next turn boundary (at once
+ * when idle), whether its build is still the one its deployment routes to, and to move if not.
+ * `release promote` sends it to every open session of the other builds.
  */
 export const sessionWakeSignal = defineSignal<[SessionMessageInput]>('session/wake');
 

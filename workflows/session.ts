@@ -112,6 +112,8 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const starting = new Set<string>();
   /** Subagents this run has asked to close. */
   const signalled = new Set<string>();
+  /** A `session/wake` came: at the next boundary, ask whether this session's build is still served. */
+  let releaseCheckAsked = false;
   const agent = new AgentLoop({ sessionId, state: () => state }, input.carriedAgent);
   // The session's search attributes follow its state, so listing sessions is one visibility call.
   const flushIndex = indexSession(() => sessionIndexValues(state, about.parent));
@@ -211,7 +213,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   setHandler(turnEndSignal, () => apply({ type: 'turn/end' }));
   setHandler(sessionCloseSignal, close);
   // Its workflow task is the point: nothing to apply.
-  setHandler(sessionWakeSignal, () => void (hintDeclinedAtTurn = undefined));
+  setHandler(sessionWakeSignal, () => void (releaseCheckAsked = true));
   setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
     apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) }),
   );
@@ -271,17 +273,21 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   }));
 
   // A session is pinned to the build its run started on, so a turn runs to its end on the code
-  // that began it. Between turns, when the deployment's target version has changed (a release
-  // was promoted), the session continues as new onto it, carrying its whole state and any
-  // message that waits: that message's turn runs on the new build.
-  // Temporal's hint is confirmed once per turn before the session moves (see `releaseTarget`).
-  let hintDeclinedAtTurn: number | undefined;
-  const released = (): boolean => workflowInfo().targetWorkerDeploymentVersionChanged && hintDeclinedAtTurn !== state.turn;
+  // that began it. `release promote` wakes every session of the other builds; at its next
+  // boundary (now when idle, when its turn ends otherwise) the session asks where the deployment
+  // routes (`releaseTarget`, an activity, so a replay reads the answer from history) and, when its
+  // build is no longer served, continues as new onto the current one, carrying its whole state
+  // and any message that waits: that message's turn runs on the new build. Temporal's
+  // `targetWorkerDeploymentVersionChanged` is not used: the SDK does not restore it on replay, and
+  // server 1.31.0 also sets it on tasks from a sticky queue, which carries no routing.
   for (;;) {
-    await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested || released());
+    await condition(() => state.closed || agent.hasWork() || appliedThisRun >= limit || workflowInfo().continueAsNewSuggested || releaseCheckAsked);
     if (state.closed) break;
-    const moving = released() && (await agent.confirmRelease());
-    if (released() && !moving) hintDeclinedAtTurn = state.turn;
+    let moving = false;
+    if (releaseCheckAsked) {
+      releaseCheckAsked = false;
+      moving = await agent.confirmRelease();
+    }
     if (agent.hasWork() && !moving) {
       // A subagent spawned by a model runs its task, then closes (the signal is in its log).
       await agent.runNextTurn({ closeAfter: input.agent === true });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect as connectHttp2 } from 'node:http2';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -382,29 +382,50 @@ export function dynamicConfigYaml(values: Readonly<Record<string, string | numbe
 
 /**
  * The whole environment of the dev server's process: exactly what development.yaml reads. The
- * ports besides the frontend's are free ones the system picks at each start.
+ * ports besides the frontend's are free ones the system picks on the first start of a SQLite
+ * file and kept beside it (`<dbFile>.ports.json`): a server restarted on the file (after a crash
+ * above all) takes the same ports again, so the membership records it left in the file name it
+ * and its history shards come back at once instead of after the old host times out.
  */
 export async function devServerEnv(settings: DevServerSettings, dynamicConfigFile: string): Promise<NodeJS.ProcessEnv> {
   const host = settings.ip === '0.0.0.0' || settings.ip === '::' ? '127.0.0.1' : settings.ip;
   const names = ['FRONTEND_HTTP_PORT', 'FRONTEND_MEMBERSHIP_PORT', 'HISTORY_GRPC_PORT', 'HISTORY_MEMBERSHIP_PORT', 'MATCHING_GRPC_PORT', 'MATCHING_MEMBERSHIP_PORT', 'WORKER_GRPC_PORT', 'WORKER_MEMBERSHIP_PORT'];
-  const ports: Record<string, string> = {};
+  const portsFile = `${settings.dbFile}.ports.json`;
+  const kept = readKeptPorts(portsFile, settings.port);
+  const ports: Record<string, number> = {};
   const taken = new Set<number>([settings.port, ...(settings.uiPort === false ? [] : [settings.uiPort])]);
   for (const name of names) {
+    const before = kept[name];
     let port: number;
-    do port = await findFreePort(host);
-    while (taken.has(port));
+    if (before !== undefined && !taken.has(before) && (await bindProblem(settings.ip, before)) === undefined) port = before;
+    else {
+      do port = await findFreePort(host);
+      while (taken.has(port));
+    }
     taken.add(port);
-    ports[name] = String(port);
+    ports[name] = port;
   }
+  writeFileSync(portsFile, `${JSON.stringify({ FRONTEND_GRPC_PORT: settings.port, ...ports }, null, 2)}\n`);
   return {
     PATH: settings.env['PATH'] ?? '',
     SQLITE_FILE: settings.dbFile,
     BIND_ON_IP: settings.ip,
     FRONTEND_GRPC_PORT: String(settings.port),
-    ...ports,
+    ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
     DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
     LOG_LEVEL: settings.logLevel === 'never' ? 'fatal' : settings.logLevel,
   };
+}
+
+/** The ports kept from the last start on this file, when it served the same frontend port; else none. */
+function readKeptPorts(file: string, frontendPort: number): Record<string, number> {
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    if (kept['FRONTEND_GRPC_PORT'] !== frontendPort) return {};
+    return Object.fromEntries(Object.entries(kept).filter((entry): entry is [string, number] => Number.isInteger(entry[1])));
+  } catch {
+    return {};
+  }
 }
 
 /** Writes the Web UI's configuration into `<dbFile>.ui/development.yaml` and returns that folder. */

@@ -341,6 +341,8 @@ export interface Limit {
   answer: LimitAnswer;
   /** What history holds afterwards: nothing, or one more write that the fold reads as this list. */
   history: 'nothing' | TodoItem[];
+  /** The cause of the one workflow task failure the server records for this case, when it records one. */
+  failedWorkflowTask?: string;
   /** Which limit of Temporal or its SDK, and why this project cannot answer otherwise. */
   why: string;
 }
@@ -358,11 +360,13 @@ export const LIMITS: readonly Limit[] = [
     channel: foreign,
     answer: { kind: 'temporal-error', message: /unable to update workflow: Unable to perform workflow execution update due to unexpected workflow task failure\./ },
     history: 'nothing',
+    failedWorkflowTask: 'WORKFLOW_TASK_FAILED_CAUSE_PAYLOADS_TOO_LARGE',
     why:
       'Temporal\'s 2 MB payload limit (the server\'s blob size limit). The worker\'s rejection of an update carries the ' +
       'rejected request back to the server (temporal.api.update.v1.Rejection), so a request of 4 MB makes a rejection the ' +
-      'server refuses whatever the validator says; it drops the speculative workflow task (nothing is written) and ' +
-      'the sender gets this error. Our client, the CLI and the HTTP API refuse such a list before sending, with [too-many-items].',
+      'SDK refuses to send whatever the validator says (TMPRL1103); it fails the workflow task instead, which server 1.31 ' +
+      'records (WorkflowTaskFailed, cause PAYLOADS_TOO_LARGE; 1.29 dropped it), no write is applied, the next task ' +
+      'succeeds, and the sender gets this error. Our client, the CLI and the HTTP API refuse such a list before sending, with [too-many-items].',
   },
   {
     case: 'invalid-utf8-bytes',
