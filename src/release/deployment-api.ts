@@ -104,21 +104,6 @@ export async function setRampingVersion(
   });
 }
 
-/**
- * The workers of `version` that polled `taskQueue` for workflow tasks recently (within the
- * server's poller history, five minutes by default), by identity.
- */
-export async function versionPollers(service: WorkflowService, namespace: string, taskQueue: string, version: DeploymentVersion): Promise<string[]> {
-  const response = await service.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  return (response.pollers ?? [])
-    .filter((poller) => poller.deploymentOptions?.deploymentName === version.deploymentName && poller.deploymentOptions?.buildId === version.buildId)
-    .map((poller) => poller.identity ?? '?');
-}
-
 /** Whether `error` is a gRPC error with `code`. */
 export function isGrpcCode(error: unknown, code: number): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;

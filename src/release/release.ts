@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { AgentSessionsError } from '../client/errors';
 import type { CarriedRefusal, CarriedSample } from '../session/carried-check';
 import { carriedQuery, RELEASE_CHECK_WORKFLOW_TYPE, SESSION_WORKFLOW_TYPE, sessionWakeSignal } from '../../workflows/messages';
@@ -193,7 +194,7 @@ async function pollersByBuild(target: ReleaseTarget): Promise<Map<string, number
   const response = await target.client.workflowService.describeTaskQueue({
     namespace: target.namespace,
     taskQueue: { name: target.taskQueue },
-    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
   const counts = new Map<string, number>();
   for (const poller of response.pollers ?? []) {
