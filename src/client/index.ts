@@ -1,6 +1,6 @@
 // The whole error hierarchy and its codes: every class of errors.ts is part of the library's surface.
 export * from './errors';
-export { grpcCode, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, withBusyRetry, type BusyRetryOptions } from './transient-errors';
+export { grpcCode, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, isWorkflowNotReady, withBusyRetry, type BusyRetryOptions } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
 export {
   SessionClient,

@@ -2,7 +2,7 @@ import { isGrpcServiceError } from '@temporalio/client';
 import { AgentSessionsError } from './errors';
 
 /** The gRPC status codes this library tells apart. */
-export const GRPC = Object.freeze({ CANCELLED: 1, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 });
+export const GRPC = Object.freeze({ CANCELLED: 1, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 });
 
 /** The gRPC error of an error or of the first error in its cause chain that is one. */
 function grpcError(error: unknown): { code: number; details: string; message: string } | undefined {
@@ -75,11 +75,28 @@ export function isAbortedUpdate(error: unknown): boolean {
 const UPDATE_ABORTED = 'workflow update was aborted';
 
 /**
+ * Whether an error is Temporal refusing an update because the workflow's last task failed and
+ * its retry has not yet run (FAILED_PRECONDITION, WorkflowNotReadyFailure). A foreign client's
+ * update whose rejection is over the payload limit fails a task that way; the next task
+ * succeeds. The update was not admitted, so sending it again is safe.
+ */
+export function isWorkflowNotReady(error: unknown): boolean {
+  const grpc = grpcError(error);
+  if (grpc?.code !== GRPC.FAILED_PRECONDITION) return false;
+  // An update-with-start's status is rewritten by the SDK, which puts the words in the message.
+  return [grpc.details, grpc.message].some((text) => text.includes(WORKFLOW_TASK_FAILED));
+}
+
+/** Temporal's own words for an update sent while the workflow's task is failing (server `updateworkflow/api.go`, 1.31). */
+const WORKFLOW_TASK_FAILED = 'Workflow Task in failed state';
+
+/**
  * Whether an update that carries its update id may be sent again after this error: Temporal was
- * busy ({@link isBusy}) or dropped it with the workflow's update registry ({@link isAbortedUpdate}).
+ * busy ({@link isBusy}), dropped it with the workflow's update registry ({@link isAbortedUpdate}),
+ * or waits for a failed workflow task's retry ({@link isWorkflowNotReady}).
  */
 export function isResendableUpdateError(error: unknown): boolean {
-  return isBusy(error) || isAbortedUpdate(error);
+  return isBusy(error) || isAbortedUpdate(error) || isWorkflowNotReady(error);
 }
 
 /**

@@ -341,8 +341,12 @@ export interface Limit {
   answer: LimitAnswer;
   /** What history holds afterwards: nothing, or one more write that the fold reads as this list. */
   history: 'nothing' | TodoItem[];
-  /** The cause of the one workflow task failure the server records for this case, when it records one. */
-  failedWorkflowTask?: string;
+  /**
+   * The workflow task failures the server records for this case, when it records any: their
+   * cause, and how many (the server decides how often it retries before it answers the sender).
+   * A case with failures is sent alone to its own session, so the retries meet no other case.
+   */
+  failedWorkflowTasks?: { cause: string; min: number; max: number };
   /** Which limit of Temporal or its SDK, and why this project cannot answer otherwise. */
   why: string;
 }
@@ -358,15 +362,19 @@ export const LIMITS: readonly Limit[] = [
   {
     case: '100000-todos',
     channel: foreign,
-    answer: { kind: 'temporal-error', message: /unable to update workflow: Unable to perform workflow execution update due to unexpected workflow task failure\./ },
+    answer: {
+      kind: 'temporal-error',
+      message: /unable to update workflow: Unable to perform workflow execution update due to (unexpected workflow task failure\.|Workflow Task in failed state\.)/,
+    },
     history: 'nothing',
-    failedWorkflowTask: 'WORKFLOW_TASK_FAILED_CAUSE_PAYLOADS_TOO_LARGE',
+    failedWorkflowTasks: { cause: 'WORKFLOW_TASK_FAILED_CAUSE_PAYLOADS_TOO_LARGE', min: 1, max: 2 },
     why:
       'Temporal\'s 2 MB payload limit (the server\'s blob size limit). The worker\'s rejection of an update carries the ' +
       'rejected request back to the server (temporal.api.update.v1.Rejection), so a request of 4 MB makes a rejection the ' +
-      'SDK refuses to send whatever the validator says (TMPRL1103); it fails the workflow task instead, which server 1.31 ' +
-      'records (WorkflowTaskFailed, cause PAYLOADS_TOO_LARGE; 1.29 dropped it), no write is applied, the next task ' +
-      'succeeds, and the sender gets this error. Our client, the CLI and the HTTP API refuse such a list before sending, with [too-many-items].',
+      'SDK refuses to send whatever the validator says (TMPRL1103); it fails the workflow task instead. Server 1.31 ' +
+      'records that failure (WorkflowTaskFailed, cause PAYLOADS_TOO_LARGE; 1.29 dropped it) and answers the sender ' +
+      'with one of these two errors, depending on whether its retry of the task (which fails the same way and is ' +
+      'recorded too) came first; no write is applied and a later task succeeds. Our client, the CLI and the HTTP API refuse such a list before sending, with [too-many-items].',
   },
   {
     case: 'invalid-utf8-bytes',

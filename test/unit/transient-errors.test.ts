@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers';
 import { google, temporal } from '@temporalio/proto';
-import { GRPC, isAbortedUpdate, isBusy, isUnavailable, withBusyRetry } from '../../src/client/transient-errors';
+import { GRPC, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, isWorkflowNotReady, withBusyRetry } from '../../src/client/transient-errors';
 
-const STATUS_NAMES: Record<number, string> = { 5: 'NOT_FOUND', 8: 'RESOURCE_EXHAUSTED', 10: 'ABORTED', 14: 'UNAVAILABLE' };
+const STATUS_NAMES: Record<number, string> = { 5: 'NOT_FOUND', 8: 'RESOURCE_EXHAUSTED', 9: 'FAILED_PRECONDITION', 10: 'ABORTED', 14: 'UNAVAILABLE' };
 const NOT_FOUND = 5;
 const ABORTED = 10;
 
@@ -21,7 +21,23 @@ function grpcFailure(code: number, details: string, binaryDetails?: Uint8Array):
  * SDK's own code into the update's status, as `executeUpdateWithStart` throws it.
  */
 function abortedUpdateWithStart(): unknown {
-  const typeUrl = (name: string): string => `type.googleapis.com/${name}`;
+  return updateWithStartFailure(GRPC.UNAVAILABLE, 'workflow update was aborted', 'MultiOperation could not be executed: Update failed: workflow update was aborted', []);
+}
+
+/**
+ * What an update-with-start rejects with when the workflow's task is failing: the update's status
+ * FAILED_PRECONDITION with a WorkflowNotReadyFailure, as server 1.31 sends it and the SDK rewrites it.
+ */
+function notReadyUpdateWithStart(): unknown {
+  const notReady = { type_url: typeUrl('temporal.api.errordetails.v1.WorkflowNotReadyFailure'), value: temporal.api.errordetails.v1.WorkflowNotReadyFailure.encode({}).finish() };
+  return updateWithStartFailure(GRPC.FAILED_PRECONDITION, NOT_READY, 'Update-with-Start could not be executed.', [notReady]);
+}
+
+const NOT_READY = 'Unable to perform workflow execution update due to Workflow Task in failed state.';
+const typeUrl = (name: string): string => `type.googleapis.com/${name}`;
+
+/** A multi-operation failure (the start aborted, the update failed with `code`), rewritten by the SDK's own code. */
+function updateWithStartFailure(code: number, updateMessage: string, message: string, updateDetails: { type_url: string; value: Uint8Array }[]): unknown {
   const failure = temporal.api.errordetails.v1.MultiOperationExecutionFailure.encode({
     statuses: [
       {
@@ -29,15 +45,15 @@ function abortedUpdateWithStart(): unknown {
         message: 'Operation was aborted.',
         details: [{ type_url: typeUrl('temporal.api.failure.v1.MultiOperationExecutionAborted'), value: temporal.api.failure.v1.MultiOperationExecutionAborted.encode({}).finish() }],
       },
-      { code: GRPC.UNAVAILABLE, message: 'workflow update was aborted', details: [] },
+      { code, message: updateMessage, details: updateDetails },
     ],
   }).finish();
   const status = google.rpc.Status.encode({
-    code: GRPC.UNAVAILABLE,
-    message: 'MultiOperation could not be executed: Update failed: workflow update was aborted',
+    code,
+    message,
     details: [{ type_url: typeUrl('temporal.api.errordetails.v1.MultiOperationExecutionFailure'), value: failure }],
   }).finish();
-  const raw = grpcFailure(GRPC.UNAVAILABLE, 'MultiOperation could not be executed: Update failed: workflow update was aborted', status);
+  const raw = grpcFailure(code, message, status);
   try {
     rethrowKnownErrorTypes(raw as never);
   } catch (rewritten) {
@@ -79,6 +95,16 @@ describe('transient errors', () => {
     assert.equal(isAbortedUpdate(new Error('workflow update was aborted')), false, 'only a gRPC status says so');
     assert.equal(isUnavailable(unreachable()), true);
     assert.equal(isBusy(wrapped(busy())), true);
+  });
+
+  test('an update refused while the workflow task is failing may be sent again; other FAILED_PRECONDITIONs may not', () => {
+    const withStart = notReadyUpdateWithStart();
+    assert.equal(isWorkflowNotReady(withStart), true, `an update-with-start refused as not ready, as the SDK throws it: ${String(withStart)}`);
+    assert.equal(isWorkflowNotReady(wrapped(grpcFailure(GRPC.FAILED_PRECONDITION, NOT_READY))), true, 'an update sent alone, in the cause chain');
+    assert.equal(isResendableUpdateError(withStart), true);
+    assert.equal(isWorkflowNotReady(grpcFailure(GRPC.FAILED_PRECONDITION, 'Namespace is not active')), false);
+    assert.equal(isWorkflowNotReady(grpcFailure(GRPC.UNAVAILABLE, NOT_READY)), false, 'only FAILED_PRECONDITION says so');
+    assert.equal(isResendableUpdateError(unreachable()), false);
   });
 
   test('busy answers are asked again, other errors are thrown at once', async () => {
