@@ -12,8 +12,12 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
+COPY scripts/require-node.cjs ./scripts/
 COPY src ./src
 COPY workflows ./workflows
+COPY activities ./activities
+COPY models ./models
+COPY deploy ./deploy
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
@@ -23,6 +27,9 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
+COPY --from=build /app/scripts ./scripts
+COPY --from=build /app/models ./models
+COPY --from=build /app/deploy ./deploy
 # The worker bundles dist/workflows (which imports dist/src/todo) when it starts; the bundle is
 # cached under the user's ~/.cache/agent-sessions.
 # Local state (the dev server's SQLite file) goes here if the image is ever run without

@@ -2,6 +2,7 @@
 'use strict';
 // Runs the compiled CLI (built by `npm run build`, which `npm ci` runs through `prepare`);
 // falls back to the TypeScript sources through tsx in a checkout that has not been built.
+require('../scripts/require-node.cjs');
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -9,6 +10,8 @@ const compiled = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
 if (existsSync(compiled) && process.env.AGENT_SESSIONS_FROM_SOURCE !== '1') {
   require(compiled).main(process.argv);
 } else {
+  // Both hooks: the CLI loads its commands with import(), which the CommonJS hook alone misses.
   require('tsx/cjs');
+  require('tsx/esm/api').register();
   require(join(__dirname, '..', 'src', 'cli', 'main.ts')).main(process.argv);
 }
