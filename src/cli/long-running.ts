@@ -24,6 +24,11 @@ function untilStopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/** Says that a component stopped: one line each, and nothing else, when Ctrl-C stops a command. */
+function reportStopped(component: string): void {
+  process.stderr.write(`stopped ${component}\n`);
+}
+
 interface LocalServerOptions {
   port: number;
   uiPort?: number;
@@ -50,7 +55,7 @@ export async function runDevServer(settings: Settings, options: LocalServerOptio
   );
   const stopped = await Promise.race([untilStopSignal(), server.exited.then((code) => code)]);
   if (typeof stopped === 'string') {
-    await server.stop();
+    await server.stop(reportStopped);
     return;
   }
   throw new Error(`the Temporal dev server exited by itself (code ${String(stopped)})`);
@@ -184,10 +189,19 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
     await running;
   } finally {
     // Stopped here too when something after its start failed, or the process would not exit.
-    worker?.sessionWorker.shutdown();
-    await worker?.running.catch(() => undefined);
-    await http?.close();
-    await model?.close();
-    await server?.stop();
+    if (worker !== undefined) {
+      worker.sessionWorker.shutdown();
+      await worker.running.catch(() => undefined);
+      reportStopped(`the worker (task queue "${worker.sessionWorker.taskQueue}")`);
+    }
+    if (http !== undefined) {
+      await http.close();
+      reportStopped(`the HTTP API and dashboard (${http.url})`);
+    }
+    if (model !== undefined) {
+      await model.close();
+      if (model.demo) reportStopped('the scripted demo model');
+    }
+    await server?.stop(reportStopped);
   }
 }

@@ -19,6 +19,8 @@ export interface UpModel {
   lines: string[];
   /** The first message to suggest, which the model answers (the demo's script matches it). */
   tryMessage: string;
+  /** Whether this is the scripted demo model, started here (and stopped by {@link close}). */
+  demo: boolean;
   /** Stops the scripted model, when one was started. */
   close(): Promise<void>;
 }
@@ -65,6 +67,7 @@ export async function upModel(agent: AgentSettings, policy: TodoPolicy): Promise
       agent,
       lines: [`  Model: ${agent.model} at ${agent.baseUrl ?? "OpenAI's API (https://api.openai.com/v1)"} (${keyNote})`],
       tryMessage: realMessage,
+      demo: false,
       close: async () => {},
     };
   }
@@ -82,6 +85,7 @@ export async function upModel(agent: AgentSettings, policy: TodoPolicy): Promise
       '    (any OpenAI-compatible chat-completions endpoint; without OPENAI_BASE_URL, OpenAI\'s own)',
     ],
     tryMessage: realMessage,
+    demo: true,
     close: () => server.close(),
   };
 }

@@ -74,8 +74,12 @@ export interface DevServerHandle {
   readonly stderr: Readable | null;
   /** Settles when the server exits: its exit code, or `null` when a signal ended it. Never rejects. */
   readonly exited: Promise<number | null>;
-  /** Stops the server: SIGTERM, then SIGKILL if it has not exited after 10 seconds. Safe to call twice. */
-  stop(): Promise<void>;
+  /**
+   * Stops the Web UI, then the server: SIGTERM, then SIGKILL if one has not exited after 10
+   * seconds. Safe to call twice. `onStopped` is told of each component once it has exited, in
+   * words for a person (`the Temporal server (its log: …)`), by the first call only.
+   */
+  stop(onStopped?: (component: string) => void): Promise<void>;
 }
 
 /**
@@ -167,8 +171,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     restart: 'no',
   });
   const processes: ManagedProcess[] = [temporal];
-  const stopAll = async (): Promise<void> => {
-    for (const part of [...processes].reverse()) await part.stop();
+  const components: Record<string, string> = { temporal: `the Temporal server (its log: ${logFile})`, 'temporal-ui': 'the Temporal Web UI' };
+  const stopAll = async (onStopped?: (component: string) => void): Promise<void> => {
+    for (const part of [...processes].reverse()) {
+      await part.stop();
+      onStopped?.(components[part.name] ?? part.name);
+    }
     await new Promise<void>((done) => log.end(done));
   };
   const stopOnParentExit = (): void => {
@@ -215,8 +223,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     stdout: null,
     stderr: null,
     exited,
-    stop: () =>
-      (stopping ??= stopAll().finally(() => {
+    stop: (onStopped) =>
+      (stopping ??= stopAll(onStopped).finally(() => {
         process.removeListener('exit', stopOnParentExit);
       })),
   };

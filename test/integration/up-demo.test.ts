@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { findFreePort } from '../../src/devserver';
-import { runCli, spawnCli, uniqueId, until } from '../helpers';
+import { ROOT, runCli, spawnCli, uniqueId, until } from '../helpers';
 
 // `npm start` is `agent-sessions up`: the first thing a newcomer runs. With no model configured it
 // must start a worker, the HTTP service and the scripted demo model, say so, print commands that
@@ -55,9 +59,52 @@ test('npm start (agent-sessions up) runs the scripted demo end to end: the chat 
   const code = await Promise.race([started.exited, new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still running 30 s after SIGINT'), 30_000)))]);
   clearTimeout(timer);
   assert.equal(code, 0, started.output());
+  // Ctrl-C prints one line per component that stopped, and nothing else.
+  const afterStop = started.output().split('Ctrl-C stops everything.\n')[1]!;
+  assert.deepEqual(afterStop.split('\n').filter((line) => line !== ''), [
+    `stopped the worker (task queue "${taskQueue}")`,
+    `stopped the HTTP API and dashboard (${base})`,
+    'stopped the scripted demo model',
+  ]);
   const stopped = await fetch(`${base}/healthz`).then(
     () => 'answering',
     () => 'closed',
   );
   assert.equal(stopped, 'closed', 'the HTTP service stopped with it');
+});
+
+test('Ctrl-C on npm start with its own Temporal server prints one line per component that stopped, and no line of the server\'s', { timeout: 180_000 }, async () => {
+  const [port, uiPort, httpPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
+  const dir = mkdtempSync(join(tmpdir(), 'up-own-server-'));
+  const db = join(dir, 'temporal.sqlite');
+  // Its own process group, as a terminal runs it: Ctrl-C signals the server and the UI too.
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'agent-sessions.js'), 'up', '--allow-parallel-in-progress', 'true', '--port', String(port), '--ui-port', String(uiPort), '--db', db, '--http-port', String(httpPort)],
+    { env: { ...process.env, ...env, TEMPORAL_ADDRESS: undefined }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    await until('"agent-sessions is running."', () => (stdout.includes('agent-sessions is running.') ? true : undefined), 150_000).catch((error: Error) => {
+      throw new Error(`${error.message}; up printed:\n${stdout}${stderr}`);
+    });
+    assert.ok(stdout.includes(`log in ${db}.log`), `it prints where the server logs:\n${stdout}`);
+    const before = stderr;
+    process.kill(-child.pid!, 'SIGINT');
+    assert.equal(await exited, 0, stdout + stderr);
+    assert.deepEqual(stderr.slice(before.length).split('\n').filter((line) => line !== ''), [
+      `stopped the worker (task queue "${taskQueue}")`,
+      `stopped the HTTP API and dashboard (http://127.0.0.1:${httpPort})`,
+      'stopped the scripted demo model',
+      'stopped the Temporal Web UI',
+      `stopped the Temporal server (its log: ${db}.log)`,
+    ]);
+  } finally {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
