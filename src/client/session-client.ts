@@ -8,7 +8,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type UpdateDefinition } from '@temporalio/common';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
@@ -258,12 +258,12 @@ export class SessionClient {
 
   /** The current list, or `null` when the current turn has none. Works on closed sessions. */
   async todos(sessionId: string): Promise<TodoList> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.todosQuery))), 'read');
+    return this.queried(sessionId, wire.todosQuery);
   }
 
   /** Turn, list, counts, version, parent and children of the session. Works on closed sessions. */
   async session(sessionId: string): Promise<SessionSnapshot> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.sessionQuery))), 'read');
+    return this.queried(sessionId, wire.sessionQuery);
   }
 
   /**
@@ -420,7 +420,7 @@ export class SessionClient {
 
   /** The conversation of the session's agent loop, its usage and its last turn. Works on closed sessions. */
   async transcript(sessionId: string): Promise<Transcript> {
-    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(wire.transcriptQuery))), 'read');
+    return this.queried(sessionId, wire.transcriptQuery);
   }
 
   /**
@@ -492,6 +492,14 @@ export class SessionClient {
   }
 
   /** The abort signal the current call runs under (`connection.withAbortSignal`), if any. */
+  /**
+   * Asks a query, asking again while Temporal is busy; the retrying stops with the call: its
+   * reason found by {@link watched}, or the caller's own abort signal.
+   */
+  private async queried<Ret>(sessionId: string, query: QueryDefinition<Ret, []>): Promise<Ret> {
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => withBusyRetry(() => handle.query(query), { signal: this.callSignal() })), 'read');
+  }
+
   private callSignal(): AbortSignal | undefined {
     return (this.temporal.connection as Connection).callContextStorage?.getStore()?.abortSignal;
   }
