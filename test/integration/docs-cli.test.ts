@@ -10,6 +10,10 @@
  *   - `npx agent-sessions` and `agent-sessions` run `bin/agent-sessions.js` of this checkout,
  *     `temporal` the Temporal CLI the tests use; commands that do not end (`npm start`, `dev`,
  *     `up`, `worker`, `serve`, `cluster`, `model-server`) belong in ```text blocks and fail here.
+ *
+ * Needs `npm run build` first, as `npm test` does: the CLI runs `dist/` (without it, bin/ falls
+ * back to the sources through tsx, where the commands that load a module on demand, such as
+ * `replay`, `tool-definition` and `release`, cannot find it).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
