@@ -1,7 +1,7 @@
 /**
  * `npm test`: starts one Temporal server for the whole run, runs every test file with node's
  * test runner against it, stops it, and exits with the runner's code. The first run on a
- * machine builds the Temporal CLI (see README).
+ * machine builds the Temporal CLI (see docs/local-server.md).
  *
  * `AGENT_SESSIONS_TEST_TARGET` chooses the server:
  *   - `dev` (or unset): the Temporal CLI's dev server (free ports, a fresh SQLite file, no UI)
@@ -11,7 +11,7 @@
  *     the Temporal server 1.31.0 on it, on free ports with a fresh data folder — and the
  *     production subset {@link CLUSTER_FILES}, then `test/cluster/` (each file starts clusters
  *     of its own: the start as a user runs it, and the faults). The first run on a machine
- *     builds the server with Go (README, Production).
+ *     builds the server with Go (docs/production.md).
  *
  * Arguments, if any, replace the default file list: `npm test -- test/unit/todo-fold.test.ts`.
  * Files under `test/cluster/` run last, one at a time: each brings up whole clusters.
