@@ -47,14 +47,26 @@ export async function temporalAddress(): Promise<string> {
   return (await ownServer).address;
 }
 
-/** Waits, checking every 100 ms, until `check` answers something other than undefined; fails naming `what` after `ms`. */
-export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
+/** How {@link until} checks. */
+export interface UntilOptions {
+  /** The pause between checks; 100 ms unless told. */
+  everyMs?: number;
+  /** Whether a check that throws counts as "not yet" (a server still coming back) rather than failing at once. */
+  ignoreErrors?: boolean;
+}
+
+/**
+ * Waits, checking every 100 ms (or `everyMs`), until `check` answers something other than
+ * undefined; fails naming `what` and how long it waited after `ms`.
+ */
+export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 30_000, options: UntilOptions = {}): Promise<T> {
+  const { everyMs = 100, ignoreErrors = false } = options;
   const deadline = Date.now() + ms;
   for (;;) {
-    const found = await check();
+    const found = ignoreErrors ? await Promise.resolve().then(check).catch(() => undefined) : await check();
     if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${ms} ms)`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 

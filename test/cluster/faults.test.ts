@@ -24,7 +24,7 @@ import { SessionClient } from '../../src/client';
 import { findFreePort, isServing, startThrowawayCluster, type ManagedProcess, type ProcessExit, type ProductionCluster } from '../../src/devserver';
 import { runLoadWriters, verifyLoad, type AcceptedWrite, type FailedWrite, type WriterReport } from '../../bench/load/verify-load';
 import { describeError, loadTodos } from '../../bench/load/writer';
-import { httpCall, ROOT, todo, uniqueId } from '../helpers';
+import { httpCall, ROOT, todo, uniqueId, until } from '../helpers';
 import { sleep, verifyWrites } from '../faults/fault-helpers';
 
 const WRITERS = 3;
@@ -82,17 +82,6 @@ after(async () => {
   await cluster?.stop();
 });
 
-/** Resolves with the first value `attempt` gives, trying every 200 ms; fails after `timeoutMs`. */
-async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${timeoutMs} ms`);
-    await sleep(200);
-  }
-}
-
 /** A fault: what breaks the part, and what starts it again. */
 interface Fault {
   /** The cluster process it kills (its one exit is expected). */
@@ -117,14 +106,14 @@ async function httpWriteUntilOk(label: string): Promise<HttpRecovery> {
   const key = `${session}:probe`;
   const todos = [todo('Written through HTTP across the fault', 'in_progress')];
   const answers: string[] = [];
-  const answer = await until('a write through the HTTP service', RECOVERY_MS, async () => {
+  const answer = await until('a write through the HTTP service', async () => {
     const reply = await httpCall(cluster.httpUrl!, 'POST', `/sessions/${encodeURIComponent(session)}/todo_write`, { todos }, {
       authorization: `Bearer ${token}`,
       'idempotency-key': key,
     });
     answers.push(reply.status === 200 ? '200' : `${reply.status} ${String((reply.json as { code?: unknown }).code)}`);
     return reply.status === 200 ? (reply.json as { version: number }) : undefined;
-  });
+  }, RECOVERY_MS, { everyMs: 200, ignoreErrors: true });
   return { answers, okAt: Date.now(), version: answer.version, session, key, todos };
 }
 
@@ -193,8 +182,11 @@ async function burstThrough(t: TestContext, label: string, fault: Fault): Promis
   const exitsBefore = exits.length;
 
   const load = runLoadWriters({ prefix, sessions: SESSIONS, writers: WRITERS, writes: WRITES, address: cluster.address, taskQueue, timeoutMs: 10 * 60_000 });
-  await until(`${WRITES_BEFORE_FAULT} writes to ${prefix}-0 before the fault`, 120_000, async () =>
-    (await client.session(`${prefix}-0`)).version >= WRITES_BEFORE_FAULT ? true : undefined,
+  await until(
+    `${WRITES_BEFORE_FAULT} writes to ${prefix}-0 before the fault`,
+    async () => ((await client.session(`${prefix}-0`)).version >= WRITES_BEFORE_FAULT ? true : undefined),
+    120_000,
+    { everyMs: 200, ignoreErrors: true },
   );
   await fault.strike();
   const struckAt = Date.now();
@@ -240,10 +232,10 @@ async function burstThrough(t: TestContext, label: string, fault: Fault): Promis
   const workerPids = cluster.workers.map((worker) => worker.pid!);
   // After a server restart every poller matching lists is new; otherwise a poll must come after the repair.
   const since = fault.part === cluster.temporal ? struckAt : repairedAt;
-  await until('all three workers polling again', POLL_AGAIN_MS, async () => {
+  await until('all three workers polling again', async () => {
     const polling = await pollingSince(since);
     return workerPids.every((pid) => polling.has(pid)) ? true : undefined;
-  });
+  }, POLL_AGAIN_MS, { everyMs: 200, ignoreErrors: true });
   const pollingAt = Date.now();
 
   const times = recoveryOf(struckAt, repairStartedAt, run.reports.flatMap((report) => report.accepted), failed);
@@ -271,7 +263,7 @@ test(
       downMs: TEMPORAL_DOWN_MS,
       async repair() {
         cluster.temporal.start();
-        await until('the Temporal server serving again', RECOVERY_MS, async () => ((await isServing(cluster.address, cluster.namespace, 2_000)) ? true : undefined));
+        await until('the Temporal server serving again', async () => ((await isServing(cluster.address, cluster.namespace, 2_000)) ? true : undefined), RECOVERY_MS, { everyMs: 200, ignoreErrors: true });
       },
     });
   },

@@ -6,7 +6,7 @@ import { startHttpServer, type HttpServer } from '../../src/http/server';
 import type { TodoPolicy } from '../../src/todo';
 import type { SessionSnapshot } from '../../src/session';
 import { createWorker, type SessionWorker } from '../../src/worker';
-import { httpCall, replaySession, todo, uniqueId } from '../helpers';
+import { httpCall, replaySession, todo, uniqueId, until } from '../helpers';
 import { killStrays, OwnTemporal, recordedWrite, retryFailed, sleep, verifyWrites } from './fault-helpers';
 
 const policy: TodoPolicy = { allowParallelInProgress: true };
@@ -41,16 +41,6 @@ function eventsOf(history: unknown): unknown[] {
   return (history as HistoryJson).events;
 }
 
-async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${timeoutMs} ms`);
-    await sleep(200);
-  }
-}
-
 test('a Temporal server SIGKILLed and restarted on its SQLite file keeps sessions, lists, children and histories; the worker and the HTTP service reconnect by themselves', { timeout: 120_000 }, async (t) => {
   const temporal = await OwnTemporal.start();
   const taskQueue = uniqueId('faults-server');
@@ -77,8 +67,11 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
   await client.close(docs);
   await client.todoWrite(finished, { todos: [todo('Done and closed', 'completed')] });
   await client.close(finished);
-  await until('the parent hears that docs closed', 10_000, async () =>
-    (await client!.session(parent)).children.find((child) => child.name === 'docs')?.closed === true ? true : undefined,
+  await until(
+    'the parent hears that docs closed',
+    async () => ((await client!.session(parent)).children.find((child) => child.name === 'docs')?.closed === true ? true : undefined),
+    10_000,
+    { everyMs: 200 },
   );
 
   const ids = [parent, tests, docs, finished];
@@ -101,11 +94,11 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
   // so it lands once however many tries it takes) succeeds soon after the server is back.
   const afterCrash = [todo('Plan', 'completed'), todo('Delegate', 'completed'), todo('Recover', 'in_progress')];
   const statuses: number[] = [];
-  const written = await until('a write through the HTTP service', RECOVERY_MS, async () => {
+  const written = await until('a write through the HTTP service', async () => {
     const answer = await call('POST', `/sessions/${encodeURIComponent(parent)}/todo_write`, { todos: afterCrash }, { 'Idempotency-Key': `${parent}:after-crash` });
     statuses.push(answer.status);
     return answer.status === 200 ? answer.json : undefined;
-  });
+  }, RECOVERY_MS, { everyMs: 200 });
   const httpRecoveredIn = Date.now() - serving;
   assert.equal(written.version, before.get(parent)!.session.version + 1, 'the write after the crash is applied once, after the pre-crash ones');
 

@@ -10,7 +10,7 @@ import {
 } from '../../src/client';
 import { foldHistory, loggedSignals, runCount, runsOf } from '../../src/history';
 import { IGNORED_SIGNALS_KEPT } from '../../src/session';
-import { assertRejected, countAcceptedUpdates, runCli, runTemporalCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
+import { assertRejected, countAcceptedUpdates, runCli, runTemporalCli, temporalAddress, todo, uniqueId, until, useTestBed } from '../helpers';
 
 const bed = useTestBed('hostile', { allowParallelInProgress: false });
 const { taskQueue } = bed;
@@ -37,14 +37,6 @@ async function refusal(id: string): Promise<{ type: string | undefined; message:
 
 async function runsOfSession(id: string): Promise<number> {
   return runCount(await bed.client.exportHistory(id));
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }
 
 describe('a spawn onto a taken id', () => {
@@ -181,7 +173,7 @@ describe('signals the session does not handle', () => {
     const before = await bed.client.session(id);
     const sent = await runTemporalCli(['workflow', 'signal', '--workflow-id', id, '--name', 'todo_write', '--input', JSON.stringify({ todos: [todo('Sent as a signal')] })]);
     assert.equal(sent.code, 0, sent.stderr);
-    await until(async () => (await bed.client.session(id)).ignoredSignals.length > 0, 'the ignored signal');
+    await until('the ignored signal', async () => ((await bed.client.session(id)).ignoredSignals.length > 0 ? true : undefined), 10_000);
     const session = await bed.client.session(id);
     assert.deepEqual(session.todos, [todo('Real write')], 'the signal changed nothing');
     assert.equal(session.version, before.version, 'not even the version');
@@ -203,7 +195,7 @@ describe('signals the session does not handle', () => {
       await cas.start(id);
       const handle = cas.temporal.workflow.getHandle(id);
       for (let i = 0; i < IGNORED_SIGNALS_KEPT + 5; i++) await handle.signal(`nonsense-${i}`);
-      await until(async () => (await cas.session(id)).ignoredSignals.at(-1)?.name === `nonsense-${IGNORED_SIGNALS_KEPT + 4}`, 'the last signal');
+      await until('the last signal', async () => ((await cas.session(id)).ignoredSignals.at(-1)?.name === `nonsense-${IGNORED_SIGNALS_KEPT + 4}` ? true : undefined), 10_000);
       const flooded = await cas.session(id);
       assert.equal(flooded.ignoredSignals.length, IGNORED_SIGNALS_KEPT);
       assert.equal(flooded.ignoredSignals[0]?.name, 'nonsense-5');
