@@ -9,8 +9,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { historyToJson, type History } from '../src/history/session-history';
 import type { TodoWriteArgs } from '../src/todo';
 import { int, type MeasurementResult, type Row } from './report';
-import { bareCloseUpdate } from './baseline-workflows';
-import { calls, listJsonBytes, todoList, type Bench } from './setup';
+import { calls, closeAll, listJsonBytes, todoList, type Bench } from './setup';
 import { fitLine } from './stats';
 
 const SIZES = [1, 3, 10, 30, 100, 300] as const;
@@ -58,7 +57,7 @@ async function bytesForSize(bench: Bench, size: number, writes: number): Promise
   const upsertBytes = counted
     .filter((event) => event.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
     .reduce((sum, event) => sum + proto.api.history.v1.HistoryEvent.encode(event).finish().length, 0);
-  await Promise.all([bench.sessions.close(sid), bench.temporal.workflow.getHandle(bid).executeUpdate(bareCloseUpdate, { args: [] })]);
+  await closeAll(bench, { sessions: [sid], bare: [bid] });
   return {
     items: size,
     writes,

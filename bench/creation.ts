@@ -4,9 +4,8 @@
  * per second, next to bare workflows created the same way (update-with-start of a first write).
  * Ours and the baseline alternate round by round, on fresh ids each round.
  */
-import { bareCloseUpdate } from './baseline-workflows';
 import { int, type MeasurementResult, type Row } from './report';
-import { bundleComposition, calls, todoList, type Bench } from './setup';
+import { bundleComposition, calls, closeAll, todoList, type Bench } from './setup';
 import { median } from './stats';
 
 /** Concurrent creators, as the issue measured the HTTP API with. */
@@ -60,19 +59,9 @@ export async function measureCreation(bench: Bench): Promise<MeasurementResult> 
     );
     return { ms: performance.now() - start, ids };
   };
-  /** Closes what a round created (not timed), so the worker's cache does not fill with finished rounds. */
-  const closeAll = async (kind: 'ours' | 'bare', ids: string[]): Promise<void> => {
-    for (let k = 0; k < ids.length; k += 32) {
-      await Promise.all(
-        ids
-          .slice(k, k + 32)
-          .map((id) => (kind === 'ours' ? bench.sessions.close(id) : bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] }))),
-      );
-    }
-  };
 
   // One round of each, not counted, so neither side pays the cold start.
-  for (const kind of ['ours', 'bare'] as const) await closeAll(kind, (await burst(kind)).ids);
+  for (const kind of ['ours', 'bare'] as const) await closeAll(bench, { [kind === 'ours' ? 'sessions' : 'bare']: (await burst(kind)).ids }, { lanes: 32 });
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? (['ours', 'bare'] as const) : (['bare', 'ours'] as const);
     const rates = { ours: 0, bare: 0 };
@@ -81,7 +70,7 @@ export async function measureCreation(bench: Bench): Promise<MeasurementResult> 
       totals[kind].created += ids.length;
       totals[kind].ms += ms;
       rates[kind] = (ids.length * 1000) / ms;
-      await closeAll(kind, ids);
+      await closeAll(bench, { [kind === 'ours' ? 'sessions' : 'bare']: ids }, { lanes: 32 });
     }
     perRoundRates.push(rates);
     bench.progress(`creation round ${round + 1}/${rounds}: ${int(rates.ours)} vs ${int(rates.bare)} sessions/s`);

@@ -5,23 +5,15 @@
  */
 import { acceptTodoWrite } from '../src/todo';
 import { applySessionEvent, INITIAL_SESSION_STATE, writeResult, type SessionState } from '../src/session';
-import { BARE_WORKFLOW_TYPE, bareCloseUpdate } from './baseline-workflows';
+import { BARE_WORKFLOW_TYPE } from './baseline-workflows';
 import { pcts, type MeasurementResult, type Row } from './report';
-import { calls, describeBundles, interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';
+import { calls, closeAll, describeBundles, interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';
 import { summarize, type Summary } from './stats';
 
 const SIZES = [3, 30, 300] as const;
 const TARGET = 1.15;
 /** A new session's first write against a bare workflow's update-with-start (issue 11: the bundle carries no schema library). */
 const FIRST_WRITE_TARGET = 1.05;
-
-/** Closes a session and a bare workflow (not timed), so finished blocks do not pile up in the worker's cache. */
-async function closeBoth(bench: Bench, sessionId: string, bareIds: string[]): Promise<void> {
-  await Promise.all([
-    bench.sessions.close(sessionId),
-    ...bareIds.map((id) => bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] })),
-  ]);
-}
 
 /**
  * CPU time of our workflow code for one write, measured alone on this thread (no Temporal):
@@ -86,7 +78,7 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
         if (i < warmup) continue;
         names.forEach((name, k) => samples[name].push(times[k]!));
       }
-      await closeBoth(bench, sid, [bid, fid]);
+      await closeAll(bench, { sessions: [sid], bare: [bid, fid] });
       bench.progress(`latency ${size} items: ${samples.oursWithStart.length}/${measured}`);
     }
     const s = Object.fromEntries(names.map((name) => [name, summarize(samples[name])])) as Record<(typeof names)[number], Summary>;
@@ -124,7 +116,7 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
     const bid = bench.id('first-bare');
     const args = todoList(3, i);
     const [ours, bare] = await interleaved([() => c.oursWithStart(sid, args), () => c.bareWithStart(bid, args)], i);
-    await closeBoth(bench, sid, [bid]);
+    await closeAll(bench, { sessions: [sid], bare: [bid] });
     if (i < warmup) continue;
     created.ours.push(ours!);
     created.bare.push(bare!);
@@ -162,7 +154,7 @@ export async function measureQuery(bench: Bench): Promise<MeasurementResult> {
       if (i < warmup) continue;
       names.forEach((name, k) => samples[name].push(times[k]!));
     }
-    await closeBoth(bench, sid, [bid]);
+    await closeAll(bench, { sessions: [sid], bare: [bid] });
     const s = Object.fromEntries(names.map((name) => [name, summarize(samples[name])])) as Record<(typeof names)[number], Summary>;
     figures[`${size}`] = { listJsonBytes: listJsonBytes(args), ms: s };
     const library = s.oursLibrary.p50 / s.bareNoop.p50;

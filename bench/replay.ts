@@ -9,7 +9,7 @@ import type { History } from '../src/history/session-history';
 import { replaySessionHistory } from '../src/worker';
 import { bareCloseUpdate, bareTurnEndSignal, bareTurnStartSignal, BARE_WORKFLOW_TYPE } from './baseline-workflows';
 import { int, type MeasurementResult, type Row } from './report';
-import { bundleComposition, calls, describeBundles, POLICY, todoList, type Bench } from './setup';
+import { bundleComposition, calls, closeAll, describeBundles, POLICY, todoList, type Bench } from './setup';
 import { median } from './stats';
 
 const TARGET = 0.8;
@@ -75,7 +75,7 @@ export async function measureReplay(bench: Bench): Promise<MeasurementResult> {
       const bid = bench.id('replay-short-bare');
       const args = todoList(3, k);
       await Promise.all([c.oursWithStart(sid, args), c.bareWithStart(bid, args)]);
-      await Promise.all([bench.sessions.close(sid), bench.temporal.workflow.getHandle(bid).executeUpdate(bareCloseUpdate, { args: [] })]);
+      await closeAll(bench, { sessions: [sid], bare: [bid] });
       const [ours, theirs] = await Promise.all([bench.temporal.workflow.getHandle(sid).fetchHistory(), bench.temporal.workflow.getHandle(bid).fetchHistory()]);
       return { ours: { workflowId: sid, history: ours }, bare: { workflowId: bid, history: theirs } };
     }),

@@ -16,12 +16,11 @@
  * sessions × 5 writes from 10 clients in 2 processes, and a 2,000-write session.
  */
 import type { SessionClient } from '../src/client';
-import { bareCloseUpdate } from './baseline-workflows';
 import { cpuBetween, cpuSnapshot, exposeGc, findDevServerPid, sampleMemory, type CpuUse, type MemorySample } from './load/usage';
 import { runLoadWriters, verifyLoad, type AcceptedWrite, type LoadRun, type LoadVerification } from './load/verify-load';
 import { describeError, isTransientWriteError, loadTodos, loadUpdateId } from './load/writer';
 import { int, pcts, type MeasurementResult, type Row } from './report';
-import type { Bench } from './setup';
+import { closeAll, type Bench } from './setup';
 import { median, summarize, type Summary } from './stats';
 
 interface Size {
@@ -83,7 +82,7 @@ export async function measureScale(bench: Bench): Promise<MeasurementResult> {
   const verification = await verifyLoad(bench.sessions, ours.run.sessions, ours.run.reports, { expectedPerSession: size.writes, concurrency: 16 });
   const bare = await loadPhase(bench, 'bare', size, serverPid, gc);
   bench.progress(`scale: closing the ${int(size.sessions)} sessions and ${int(size.sessions)} bare workflows…`);
-  const closeFailures = await closeAll(bench, ours.run.sessions, bare.run.sessions);
+  const closeFailures = await closeAll(bench, { sessions: ours.run.sessions, bare: bare.run.sessions }, { tolerate: true });
   const long = await longSession(bench, size, gc);
 
   const open = ours.memory.filter((sample) => sample.at >= ours.allOpenAt);
@@ -166,21 +165,6 @@ async function loadPhase(bench: Bench, kind: Kind, size: Size, serverPid: number
   };
   bench.progress(`scale: ${kind}: ${int(accepted.length)} writes accepted, ${phase.errors} errors, ${int(phase.writesPerSecond)} writes/s, latency p50/p95/p99 ${pcts(phase.latency)} ms`);
   return phase;
-}
-
-/** Closes every session and bare workflow of the loads, 16 at a time; answers how many closes failed. */
-async function closeAll(bench: Bench, sessions: readonly string[], bare: readonly string[]): Promise<number> {
-  const jobs = [
-    ...sessions.map((id) => () => bench.sessions.close(id)),
-    ...bare.map((id) => () => bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] })),
-  ];
-  let next = 0;
-  let failures = 0;
-  const lane = async (): Promise<void> => {
-    for (let n = next++; n < jobs.length; n = next++) await jobs[n]!().catch(() => void failures++);
-  };
-  await Promise.all(Array.from({ length: 16 }, lane));
-  return failures;
 }
 
 /** What the long session gave. */

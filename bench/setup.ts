@@ -17,7 +17,7 @@ import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
 import { bundleSessionWorkflows, createWorker, type SessionWorker } from '../src/worker';
 import { todosQuery, todoWriteUpdate } from '../workflows/messages';
-import { BARE_WORKFLOW_TYPE, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';
+import { BARE_WORKFLOW_TYPE, bareCloseUpdate, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';
 
 /** The deployment policy of the benchmark's session workers (the stricter one: its validator does one more check). */
 export const POLICY: TodoPolicy = { allowParallelInProgress: false };
@@ -213,6 +213,31 @@ function todoContent(k: number): string {
  * held in progress, its counts would never change, and a write of it would cost less than any
  * other size's (`bytes` takes its constant at one item).
  */
+/**
+ * Closes sessions and bare workflows (not timed), `lanes` at a time, so finished rounds do not
+ * pile up in the workers' caches. Throws when a close failed, unless `tolerate` is set: then it
+ * answers how many failed (a load under faults expects some).
+ */
+export async function closeAll(
+  bench: Bench,
+  ids: { sessions?: readonly string[]; bare?: readonly string[] },
+  options: { lanes?: number; tolerate?: boolean } = {},
+): Promise<number> {
+  const { lanes = 16, tolerate = false } = options;
+  const jobs = [
+    ...(ids.sessions ?? []).map((id) => () => bench.sessions.close(id)),
+    ...(ids.bare ?? []).map((id) => () => bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] })),
+  ];
+  const errors: unknown[] = [];
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let n = next++; n < jobs.length; n = next++) await jobs[n]!().catch((error: unknown) => void errors.push(error));
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane));
+  if (errors.length > 0 && !tolerate) throw new AggregateError(errors, `${errors.length} of ${jobs.length} closes failed`);
+  return errors.length;
+}
+
 export function todoList(size: number, step: number): TodoWriteArgs {
   if (size === 1) return { todos: [{ content: todoContent(0), status: ONE_ITEM_CYCLE[step % ONE_ITEM_CYCLE.length]! }] };
   const active = step % size;

@@ -5,8 +5,7 @@
  * Ours and the baseline alternate round by round, on fresh workflows each round.
  */
 import { int, type MeasurementResult, type Row } from './report';
-import { bareCloseUpdate } from './baseline-workflows';
-import { calls, todoList, type Bench } from './setup';
+import { calls, closeAll, todoList, type Bench } from './setup';
 import { median } from './stats';
 
 const SESSION_COUNTS = [1, 10, 100] as const;
@@ -37,11 +36,7 @@ export async function measureThroughput(bench: Bench): Promise<MeasurementResult
       }),
     );
     const ms = performance.now() - start;
-    await Promise.all(
-      ids.map((id) =>
-        kind === 'ours' ? bench.sessions.close(id) : bench.temporal.workflow.getHandle(id).executeUpdate(bareCloseUpdate, { args: [] }),
-      ),
-    );
+    await closeAll(bench, { [kind === 'ours' ? 'sessions' : 'bare']: ids }, { lanes: ids.length });
     return { writes: sessions * perSession, ms };
   };
 
