@@ -38,6 +38,8 @@ export async function temporalAddress(): Promise<string> {
       uiPort: false,
       stdio: 'ignore',
       dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-test-')), 'temporal.sqlite'),
+      // A test file run alone must exit when its tests end: the server is killed with it.
+      keepsProcessAlive: false,
     });
     process.once('exit', () => {
       if (server.pid !== undefined) process.kill(server.pid, 'SIGKILL');

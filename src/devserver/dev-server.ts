@@ -50,6 +50,11 @@ export interface DevServerOptions {
   cacheDir?: string;
   /** Ignored since the dev server is `temporal-server` itself (set `TEMPORAL_SERVER_PATH` in `env` for another binary). Kept so existing callers compile. */
   temporalCliPath?: string;
+  /**
+   * Whether the running server keeps this Node process alive (the default). `false` for a server
+   * that should end with the process, such as a test file's own: it is killed when the process exits.
+   */
+  keepsProcessAlive?: boolean;
 }
 
 /** A running local Temporal server, returned by {@link startDevServer}. */
@@ -169,6 +174,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     stopTimeoutMs: 10_000,
     killSignal: 'SIGKILL',
     restart: 'no',
+    keepsProcessAlive: settings.keepsProcessAlive,
   });
   const processes: ManagedProcess[] = [temporal];
   const components: Record<string, string> = { temporal: `the Temporal server (its log: ${logFile})`, 'temporal-ui': 'the Temporal Web UI' };
@@ -199,6 +205,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         stopTimeoutMs: 10_000,
         killSignal: 'SIGKILL',
         restart: 'no',
+        keepsProcessAlive: settings.keepsProcessAlive,
       });
       processes.push(uiProcess);
       uiProcess.start();
@@ -304,6 +311,7 @@ export interface DevServerSettings {
   startTimeoutMs: number;
   env: NodeJS.ProcessEnv;
   cacheDir: string;
+  keepsProcessAlive: boolean;
 }
 
 function resolveSettings(options: DevServerOptions): DevServerSettings {
@@ -323,6 +331,7 @@ function resolveSettings(options: DevServerOptions): DevServerSettings {
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     env,
     cacheDir: options.cacheDir ?? resolveCacheDir(env),
+    keepsProcessAlive: options.keepsProcessAlive ?? true,
   };
 }
 

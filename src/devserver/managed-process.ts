@@ -34,6 +34,8 @@ export interface ManagedProcessOptions {
    * dying within a minute of its start; `'no'` leaves it stopped.
    */
   restart: 'unless-stopped' | 'no';
+  /** Whether the child (and its output pipes) keep this Node process alive; true unless told. */
+  keepsProcessAlive?: boolean;
 }
 
 /**
@@ -190,6 +192,10 @@ export class ManagedProcess {
     this.child = child;
     const started = Date.now();
     this.forward(child);
+    if (options.keepsProcessAlive === false) {
+      child.unref();
+      for (const pipe of [child.stdout, child.stderr]) (pipe as { unref?: () => void } | null)?.unref?.();
+    }
     killOnExitLater(child, options.killSignal);
     this.running = new Promise<ProcessExit>((resolve) => {
       child.once('error', (error) => {
