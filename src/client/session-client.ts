@@ -13,6 +13,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
 import { exportSessionHistory } from '../history/export-history';
 import { connectionInterceptors } from './closed-connection';
+import { BoundedMap } from './bounded-map';
 import { ClosedTreeNodes, type TreeNodeSource } from './closed-tree-nodes';
 import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import type { ExportedHistory } from '../history/session-history';
@@ -73,6 +74,9 @@ export interface TodoWriteOptions {
   /** Refuse the write unless the session is still at this version. */
   expectedVersion?: number;
 }
+
+/** How many closed subagents' usage a client keeps (a few hundred bytes each). */
+const CLOSED_USAGE_KEPT = 10_000;
 
 /** One session of a tree, with its subagents below it. */
 export interface SessionTree {
@@ -166,6 +170,8 @@ export class SessionClient {
   private readonly diagnoseAfterMs: number;
   /** What trees show of closed subagents, read once each. */
   private readonly closedTreeNodes = new ClosedTreeNodes();
+  /** The usage of closed subagents' subtrees, read once each (see {@link usage}). */
+  private readonly closedUsage = new BoundedMap<string, Usage>(CLOSED_USAGE_KEPT);
   /** Calls given up on that may still be retrying (see {@link closeConnection}). */
   private readonly abandoned = new Set<Promise<void>>();
 
@@ -425,11 +431,23 @@ export class SessionClient {
 
   /**
    * What the model calls cost: this session's own usage, and the tree's (this session plus every
-   * subagent below it, closed ones included), read from each session's `session` query.
+   * subagent below it, closed ones included), read from each session's `session` query. A
+   * subagent its parent records as closed is read once: its subtree's usage cannot change again,
+   * so later calls take it from {@link closedUsage} (a query to a closed workflow replays its
+   * whole history on a worker).
    */
   async usage(sessionId: string): Promise<{ session: Usage; tree: Usage }> {
     const treeUsage = async (snapshot: SessionSnapshot): Promise<Usage> => {
-      const below = await Promise.all(snapshot.children.map(async (child) => treeUsage(await this.session(child.sessionId))));
+      const below = await Promise.all(
+        snapshot.children.map(async (child) => {
+          const kept = child.closed ? this.closedUsage.get(child.sessionId) : undefined;
+          if (kept !== undefined) return kept;
+          const read = await this.session(child.sessionId);
+          const usage = await treeUsage(read);
+          if (child.closed && read.closed) this.closedUsage.set(child.sessionId, usage);
+          return usage;
+        }),
+      );
       return below.reduce((sum, usage) => addUsage(sum, usage), addUsage(NO_USAGE, snapshot.usage));
     };
     const root = await this.session(sessionId);
