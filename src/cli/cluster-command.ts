@@ -85,10 +85,8 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
     }
     process.stdout.write(summary(cluster, policy.allowParallelInProgress));
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
-    const stopping = Date.now();
-    process.stderr.write('agent-sessions cluster: stopping the HTTP service, the workers, the Temporal server, then PostgreSQL\n');
-    await cluster.stop();
-    process.stderr.write(`agent-sessions cluster: stopped in ${seconds(Date.now() - stopping)}; the data stays in ${cluster.dataDir}\n`);
+    // One line per part that stopped, and nothing else: the server's own chatter is in its log.
+    await cluster.stop((component) => process.stderr.write(`stopped ${component}\n`));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -101,8 +99,8 @@ function summary(cluster: ProductionCluster, allowParallelInProgress: boolean): 
   return [
     `agent-sessions cluster is running (${cluster.created ? 'new' : 'existing'} data in ${cluster.dataDir}).`,
     `  PostgreSQL:      127.0.0.1:${cluster.ports.postgres}, databases temporal and temporal_visibility ` +
-      `(schemas ${cluster.schemas.map((s) => s.to).join(' and ')})`,
-    `  Temporal server: ${cluster.address} (namespace ${cluster.namespace}), all services, persistence and visibility on PostgreSQL`,
+      `(schemas ${cluster.schemas.map((s) => s.to).join(' and ')}); log in ${cluster.logFiles.postgres}`,
+    `  Temporal server: ${cluster.address} (namespace ${cluster.namespace}), all services, persistence and visibility on PostgreSQL; log in ${cluster.logFiles.temporal}`,
     `  Workers:         ${cluster.workers.length}, allowParallelInProgress=${allowParallelInProgress}`,
     ...(cluster.httpUrl !== undefined ? [`  Dashboard and HTTP API: ${cluster.httpUrl}`] : []),
     `  Started in ${seconds(t.total)}: binaries ${seconds(t.binaries)}, PostgreSQL ${seconds(t.postgres)}, schemas ${seconds(t.schemas)}, ` +

@@ -1,3 +1,4 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TodoPolicy } from '../todo';
@@ -74,10 +75,19 @@ export interface ProductionCluster {
   readonly workers: readonly ManagedProcess[];
   readonly http: ManagedProcess | undefined;
   readonly timings: ClusterTimings;
+  /**
+   * Where the Temporal server's and PostgreSQL's own output goes (`<dataDir>/temporal.log`,
+   * `<dataDir>/postgres.log`), so that the command's output is the cluster's own lines.
+   */
+  readonly logFiles: { temporal: string; postgres: string };
   /** Every process of the cluster, in start order. */
   processes(): ManagedProcess[];
-  /** Stops the HTTP service, the workers, the Temporal server and PostgreSQL, in that order; the data stays. Safe to call twice. */
-  stop(): Promise<void>;
+  /**
+   * Stops the HTTP service, the workers, the Temporal server and PostgreSQL, in that order; the
+   * data stays. Safe to call twice. `onStopped` is told of each part once it has stopped, in
+   * words for a person (`the Temporal server (its log: …)`), by the first call only.
+   */
+  stop(onStopped?: (component: string) => void): Promise<void>;
 }
 
 /** Thrown when the cluster cannot start; the message says which part and why. */
@@ -154,18 +164,29 @@ export async function startProductionCluster(options: ProductionClusterOptions):
   // The namespace is registered over gRPC: the cluster needs no Temporal CLI.
   const server = await step('binaries', () => findTemporalServerBinaries({ env, output, ...paths }));
 
-  const started: Array<{ stop(): Promise<unknown> }> = [];
-  const stopAll = async (): Promise<void> => {
+  // The server's and PostgreSQL's own output (their shutdown chatter included) goes to log files.
+  mkdirSync(dataDir, { recursive: true });
+  const logFiles = { temporal: join(dataDir, 'temporal.log'), postgres: join(dataDir, 'postgres.log') };
+  const logs: Record<keyof typeof logFiles, WriteStream> = {
+    temporal: createWriteStream(logFiles.temporal, { flags: 'a' }),
+    postgres: createWriteStream(logFiles.postgres, { flags: 'a' }),
+  };
+  const started: Array<{ component: string; stop(): Promise<unknown> }> = [];
+  const stopAll = async (onStopped?: (component: string) => void): Promise<void> => {
     // Reverse start order: nothing loses what it depends on while it is still running.
-    for (const part of started.splice(0).reverse()) await part.stop();
+    for (const part of started.splice(0).reverse()) {
+      await part.stop();
+      onStopped?.(part.component);
+    }
+    await Promise.all(Object.values(logs).map((log) => new Promise<void>((done) => log.end(done))));
   };
   try {
     progress(`starting PostgreSQL on 127.0.0.1:${ports.postgres} (data in ${join(dataDir, 'postgres')})`);
     const postgres = await step(
       'postgres',
       async () => {
-        const running = await startPostgres({ dir: join(dataDir, 'postgres'), port: ports.postgres, output, restart, env });
-        started.push(running);
+        const running = await startPostgres({ dir: join(dataDir, 'postgres'), port: ports.postgres, output: logs.postgres, restart, env });
+        started.push({ component: `PostgreSQL (its log: ${logFiles.postgres}; the data stays in ${dataDir})`, stop: () => running.stop() });
         return running;
       },
       false,
@@ -186,7 +207,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       command: server.server,
       args: temporalServerArgs(),
       env: temporalServerEnv(ports, postgres),
-      output,
+      output: logs.temporal,
       formatLine: compactServerLog,
       stopSignal: 'SIGTERM',
       stopTimeoutMs: 30_000,
@@ -194,7 +215,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       restart,
     });
     temporal.start();
-    started.push(temporal);
+    started.push({ component: `the Temporal server (its log: ${logFiles.temporal})`, stop: () => temporal.stop() });
     // The system namespace exists on every Temporal server: once it is served, the frontend and persistence work.
     await step('temporal', () => untilServing(temporal, address, 'temporal-system', 120_000));
 
@@ -226,7 +247,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       const ready = workers.map((worker) => {
         const polling = worker.waitForLine(/^worker polling task queue/, 180_000);
         worker.start();
-        started.push(worker);
+        started.push({ component: worker.name, stop: () => worker.stop() });
         return polling;
       });
       await Promise.all(ready);
@@ -238,7 +259,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       await step('http', async () => {
         const listening = http.waitForLine(/^HTTP API and dashboard at /, 60_000);
         http.start();
-        started.push(http);
+        started.push({ component: 'the HTTP service', stop: () => http.stop() });
         await listening;
       });
     }
@@ -259,8 +280,9 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       workers,
       http,
       timings,
+      logFiles,
       processes: () => [...processes],
-      stop: () => (stopping ??= stopAll()),
+      stop: (onStopped) => (stopping ??= stopAll(onStopped)),
     };
   } catch (error) {
     await stopAll();
