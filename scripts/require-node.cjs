@@ -1,4 +1,5 @@
 'use strict';
+/* global process */
 // Stops a command at once, in one line, on a Node.js older than the project needs (package.json
 // "engines"): without this, an old Node fails later with an error that does not say why.
 // Plain ES5-era JavaScript so that any Node can run it.
