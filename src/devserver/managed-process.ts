@@ -20,6 +20,12 @@ export interface ManagedProcessOptions {
   gid?: number;
   /** Where the prefixed lines of the process's stdout and stderr go. */
   output: NodeJS.WritableStream;
+  /**
+   * Where this class's own lines about the process go (it exited and restarts; it would not
+   * stop and is killed). `output` unless told: a process whose output goes to a log file still
+   * says on the terminal that it died.
+   */
+  notices?: NodeJS.WritableStream;
   /** Rewrites each output line before it is shown and kept (to shorten structured logs). */
   formatLine?: (line: string) => string;
   /** The signal that asks it to stop cleanly: SIGTERM for the Temporal server, SIGINT for PostgreSQL's fast shutdown. */
@@ -166,7 +172,7 @@ export class ManagedProcess {
     // Unreferenced: once the child is gone the timer must not keep the process alive.
     const timedOut = await Promise.race([running?.then(() => false), sleep(this.options.stopTimeoutMs, true, { ref: false })]);
     if (timedOut) {
-      this.options.output.write(
+      (this.options.notices ?? this.options.output).write(
         `[${this.name}] did not stop within ${Math.round(this.options.stopTimeoutMs / 1000)}s of ${this.options.stopSignal}; sending ${this.options.killSignal}\n`,
       );
       this.child?.kill(this.options.killSignal);
@@ -216,7 +222,7 @@ export class ManagedProcess {
     if (ranForMs > 60_000) this.failuresInARow = 0;
     const delayMs = Math.min(1_000 * 2 ** this.failuresInARow, 30_000);
     this.failuresInARow++;
-    this.options.output.write(`[${this.name}] exited with ${describeExit(exit)}; restarting in ${delayMs / 1000}s\n`);
+    (this.options.notices ?? this.options.output).write(`[${this.name}] exited with ${describeExit(exit)}; restarting in ${delayMs / 1000}s\n`);
     this.pendingRestart = new AbortController();
     try {
       await sleep(delayMs, undefined, { signal: this.pendingRestart.signal });

@@ -85,6 +85,8 @@ export interface PostgresOptions {
   user?: string;
   /** Where PostgreSQL's prefixed log lines go. */
   output: NodeJS.WritableStream;
+  /** Where the lines saying it died and restarts go; `output` unless told (see {@link ManagedProcess}). */
+  notices?: NodeJS.WritableStream;
   /** Restart PostgreSQL when it dies by itself (see {@link ManagedProcess}). Defaults to `'no'`. */
   restart?: 'unless-stopped' | 'no';
   /** How long to wait for it to accept connections. Defaults to 60 seconds. */
@@ -146,6 +148,7 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
     env: { PATH: env['PATH'] ?? '', LANG: 'C' },
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     output: options.output,
+    ...(options.notices !== undefined ? { notices: options.notices } : {}),
     stopSignal: 'SIGINT',
     stopTimeoutMs: 60_000,
     killSignal: 'SIGQUIT',

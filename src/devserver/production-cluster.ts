@@ -33,7 +33,11 @@ export interface ProductionClusterOptions {
    * does with the same policy; `'no'` (the default) leaves it dead, for tests that restart it themselves.
    */
   restart?: 'unless-stopped' | 'no';
-  /** Where the prefixed output of every process and the progress lines go. Defaults to `process.stderr`. */
+  /**
+   * Where the progress lines, the workers' and the HTTP service's prefixed output, and the notices
+   * of a process that died go. Defaults to `process.stderr`. The Temporal server's and PostgreSQL's
+   * own output goes to {@link ProductionCluster.logFiles}.
+   */
   output?: NodeJS.WritableStream;
   /** Environment of the processes it starts and of the binary lookups (`PATH`), and of the paths not given here. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -185,7 +189,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
     const postgres = await step(
       'postgres',
       async () => {
-        const running = await startPostgres({ dir: join(dataDir, 'postgres'), port: ports.postgres, output: logs.postgres, restart, env });
+        const running = await startPostgres({ dir: join(dataDir, 'postgres'), port: ports.postgres, output: logs.postgres, notices: output, restart, env });
         started.push({ component: `PostgreSQL (its log: ${logFiles.postgres}; the data stays in ${dataDir})`, stop: () => running.stop() });
         return running;
       },
@@ -208,6 +212,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       args: temporalServerArgs(),
       env: temporalServerEnv(ports, postgres),
       output: logs.temporal,
+      notices: output,
       formatLine: compactServerLog,
       stopSignal: 'SIGTERM',
       stopTimeoutMs: 30_000,
