@@ -4,6 +4,7 @@ import { CLUSTER_PORT_RANGE, clusterPorts } from '../devserver/cluster-ports';
 import type { ProductionCluster } from '../devserver/production-cluster';
 import { commandSettings } from './command-settings';
 import { POLICY_ENV, POLICY_FLAG, requirePolicy, UsageError } from './policy-option';
+import { reportStopped } from './report-stopped';
 
 interface ClusterCommandOptions {
   port: number;
@@ -86,7 +87,7 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
     process.stdout.write(summary(cluster, policy.allowParallelInProgress));
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
     // One line per part that stopped, and nothing else: the server's own chatter is in its log.
-    await cluster.stop((component) => process.stderr.write(`stopped ${component}\n`));
+    await cluster.stop(reportStopped);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -7,6 +7,7 @@ import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
 import { clientOptions, temporalOptions } from './command-settings';
 import { requirePolicy } from './policy-option';
+import { reportStopped } from './report-stopped';
 import { upModel, type UpModel } from './up-demo';
 import { describeRegistration, releaseTarget } from './release-command';
 import type { SessionWorker } from '../worker/create-worker';
@@ -22,11 +23,6 @@ function untilStopSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-}
-
-/** Says that a component stopped: one line each, and nothing else, when Ctrl-C stops a command. */
-function reportStopped(component: string): void {
-  process.stderr.write(`stopped ${component}\n`);
 }
 
 interface LocalServerOptions {
