@@ -13,6 +13,8 @@ const KEYS = {
   AgentSessionVersion: defineSearchAttributeKey('AgentSessionVersion', SearchAttributeType.DOUBLE),
   AgentSessionUpdatedAt: defineSearchAttributeKey('AgentSessionUpdatedAt', SearchAttributeType.DATETIME),
   AgentSessionClosed: defineSearchAttributeKey('AgentSessionClosed', SearchAttributeType.BOOL),
+  AgentSessionInProgressContent: defineSearchAttributeKey('AgentSessionInProgressContent', SearchAttributeType.KEYWORD_LIST),
+  AgentSessionSubagents: defineSearchAttributeKey('AgentSessionSubagents', SearchAttributeType.DOUBLE),
 } as const;
 
 /**
@@ -20,6 +22,13 @@ const KEYS = {
  * once at the end of every workflow task in which they changed (several events in one task make
  * one upsert). Returns `flush`, to call right before the run ends so its last state is indexed,
  * or `undefined` in a run recorded before sessions indexed themselves (it replays without).
+ *
+ * Every value is a function of the state, and each of them moves only with an applied event,
+ * which also moves the version: adding a value to the set (as the in-progress contents and the
+ * number of subagents were) puts it into upserts that were made anyway, never adds one, so runs
+ * recorded before replay with the same commands (Temporal's replayer matches an upsert by its
+ * command type, not by the attributes it carries). An empty list is sent as `[]`, which Temporal
+ * takes as removing the attribute.
  */
 export function indexSession(values: () => SessionIndexValues): (() => void) | undefined {
   if (!patched(SESSION_INDEX_PATCH)) return undefined;

@@ -155,13 +155,24 @@ export function buildProgram(): Command {
 
   program
     .command('tree')
-    .description('a session, its list and counts, and its subagents recursively')
+    .description('a session, its list and counts, and its subagents recursively (each summarized from its search attributes; --full reads their lists)')
     .argument('<session-id>')
-    .option('--json', 'print {"id","todos","counts","children":[...]} as JSON')
-    .action(async (sessionId: string, options: { json?: boolean }) =>
+    .option('--full', "read every subagent's whole list too (one query per open subagent)")
+    .option('--limit <n>', "one page of at most n of the session's direct subagents (the next page's token: nextPageToken in the JSON, else on stderr)", parseLimit)
+    .option('--page-token <token>', 'the page after the one that gave this nextPageToken')
+    .option('--json', 'print {"id","todos","counts","children":[...],...} as JSON')
+    .action(async (sessionId: string, options: { full?: boolean; limit?: number; pageToken?: string; json?: boolean }) =>
       withClient(async (client) => {
-        const tree = await client.tree(sessionId);
+        const tree = await client.tree(sessionId, {
+          full: options.full === true,
+          ...(options.limit !== undefined ? { limit: options.limit } : {}),
+          ...(options.pageToken !== undefined ? { pageToken: options.pageToken } : {}),
+        });
         print(options.json === true ? JSON.stringify(treeJson(tree)) : renderTree(tree));
+        if (options.json !== true && tree.nextPageToken) {
+          const flags = [...(options.full === true ? ['--full'] : []), ...(options.limit !== undefined ? ['--limit', String(options.limit)] : [])];
+          process.stderr.write(`more: agent-sessions tree ${sessionId} ${[...flags, '--page-token', tree.nextPageToken].join(' ')}\n`);
+        }
       }),
     );
 

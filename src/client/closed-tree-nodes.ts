@@ -2,12 +2,14 @@ import type { SessionSnapshot } from '../session';
 import type { TodoCounts, TodoList } from '../todo/todo-item';
 import { jsonUtf8Length } from '../todo/utf8';
 
-/** What a tree shows of one session, and the subagents its record names. */
+/** What a tree shows of one session whose state was read, and the subagents its record names. */
 export interface TreeNodeSource {
   sessionId: string;
   todos: TodoList;
   counts: TodoCounts;
   closed: boolean;
+  version: number;
+  updatedAt: string | null;
   children: ReadonlyArray<{ sessionId: string; name: string }>;
 }
 
@@ -15,8 +17,8 @@ export interface TreeNodeSource {
 export const CLOSED_TREE_NODES_BYTES = 16 * 1024 * 1024;
 
 /**
- * What the tree shows of closed sessions, so that a tree reads a finished subagent once instead
- * of querying it on every call (a query to a closed workflow replays its whole history on the
+ * What the tree shows of closed sessions, so that a full tree (`tree --full`) reads a finished
+ * subagent once instead of querying it on every call (a query to a closed workflow replays its whole history on the
  * worker). Exact, not a guess about freshness: a closed session takes no write and no turn, so its
  * list and counts never change again, and an entry is used only while the listing shows the same
  * version and the same last change the entry was read at (a spawn recorded after the close, or
@@ -47,6 +49,8 @@ export class ClosedTreeNodes {
       todos: snapshot.todos,
       counts: snapshot.counts,
       closed: true,
+      version: snapshot.version,
+      updatedAt: snapshot.updatedAt,
       children: snapshot.children.map(({ sessionId, name }) => ({ sessionId, name })),
     };
     // The list dominates; ids and names are counted with a margin per child.

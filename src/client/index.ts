@@ -2,11 +2,6 @@
 export * from './errors';
 export { grpcCode, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, isWorkflowNotReady, withBusyRetry, type BusyRetryOptions } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
-export {
-  SessionClient,
-  type SessionClientOptions,
-  type SessionTree,
-  type StartResult,
-  type TodoWriteOptions,
-} from './session-client';
-export { listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
+export { SessionClient, type SessionClientOptions, type StartResult, type TodoWriteOptions } from './session-client';
+export { childrenQuery, listChildren, listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
+export { TREE_PAGE_LIMIT, type SessionTree, type TreeOptions } from './session-tree';

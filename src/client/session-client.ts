@@ -15,14 +15,15 @@ import { exportSessionHistory } from '../history/export-history';
 import { connectionInterceptors } from './closed-connection';
 import { BoundedMap } from './bounded-map';
 import { ClosedTreeNodes, type TreeNodeSource } from './closed-tree-nodes';
-import { listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
+import { listChildren, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
+import { readTree, type SessionTree, type TreeOptions } from './session-tree';
 import type { ExportedHistory } from '../history/session-history';
 // The tool's modules one by one: its index also loads the schema library, which a client that
 // only writes and reads does not need.
 import { acceptTodoWrite, trimTodoWriteArgs } from '../todo/acceptance';
 import { Rejection, type RejectionProblem, type RejectionRule } from '../todo/rejection';
 import type { TodoWriteArgs } from '../todo/schema';
-import type { TodoCounts, TodoList } from '../todo/todo-item';
+import type { TodoList } from '../todo/todo-item';
 import { jsonUtf8Length } from '../todo/utf8';
 import {
   addUsage,
@@ -77,17 +78,6 @@ export interface TodoWriteOptions {
 
 /** How many closed subagents' usage a client keeps (a few hundred bytes each). */
 const CLOSED_USAGE_KEPT = 10_000;
-
-/** One session of a tree, with its subagents below it. */
-export interface SessionTree {
-  id: string;
-  todos: TodoList;
-  counts: TodoCounts;
-  closed: boolean;
-  /** The name its parent gave it; `null` at the root. */
-  name: string | null;
-  children: SessionTree[];
-}
 
 /** Settings of a client beyond the connection. */
 export interface SessionClientOptions {
@@ -273,28 +263,31 @@ export class SessionClient {
   }
 
   /**
-   * The session, its list and counts, and its subagents recursively, one level at a time: the
-   * children of a level are found with one visibility call (their parent search attribute) and
-   * their lists are read side by side. Open sessions are read live on every call; a closed
-   * subagent is read once and then taken from {@link ClosedTreeNodes} while the listing shows
-   * it unchanged (a closed session's list never changes again).
+   * The session with its list and counts, and its subagents recursively: the root is its own
+   * `session` query; the subagents come from their search attributes, one visibility call per
+   * level (status, counts, the contents of the todos in progress, version, last change), so a
+   * tree costs the same whether its subagents are working or not. Visibility lags the sessions
+   * by a little (see the docs), so a subagent's summary may trail its last write by that much.
+   * With `full`, every subagent's whole list is read too (one query per open subagent; a closed
+   * one is read once and then kept while its listing is unchanged). With `limit`, one page of the
+   * root's subagents and the `nextPageToken` of the next.
+   *
+   * @throws InvalidInputError for a `limit` that is not an integer from 1 to 1,000, or a page token
+   *   this tree did not give; SessionNotFoundError when there is no such session.
    */
-  async tree(sessionId: string): Promise<SessionTree> {
-    const grow = async (node: TreeNodeSource, name: string | null): Promise<SessionTree> => {
-      const children = await this.childrenOf(node);
-      return {
-        id: node.sessionId,
-        todos: node.todos,
-        counts: node.counts,
-        closed: node.closed,
-        name,
-        children: await Promise.all(children.map(async (child) => grow(await this.treeNode(child.sessionId, child.listed), child.name))),
-      };
-    };
-    return grow(await this.session(sessionId), null);
+  async tree(sessionId: string, options: TreeOptions = {}): Promise<SessionTree> {
+    return readTree(
+      {
+        session: (id) => this.session(id),
+        children: (parents, page) => this.guard(sessionId, () => listChildren(this.temporal, parents, page), 'read'),
+        node: (id, listed) => this.treeNode(id, listed),
+      },
+      sessionId,
+      options,
+    );
   }
 
-  /** A subagent as the tree shows it: kept if it closed and its listing is unchanged, else read now. */
+  /** A subagent as a full tree shows it: kept if it closed and its listing is unchanged, else read now. */
   private async treeNode(sessionId: string, listed: SessionListing | undefined): Promise<TreeNodeSource> {
     if (listed?.status === 'closed' && listed.version !== null) {
       const kept = this.closedTreeNodes.get(sessionId, listed.version, listed.updatedAt);
@@ -303,22 +296,6 @@ export class SessionClient {
     const snapshot = await this.session(sessionId);
     this.closedTreeNodes.remember(snapshot);
     return snapshot;
-  }
-
-  /**
-   * The subagents of a session, found with one visibility call (their parent search attribute),
-   * in the order the parent spawned them, each with its listing. A leaf costs nothing (the
-   * parent's record says it has none); children not indexed yet (started before sessions indexed
-   * themselves) come from the parent's record, without a listing.
-   */
-  private async childrenOf(node: TreeNodeSource): Promise<Array<{ sessionId: string; name: string; listed?: SessionListing }>> {
-    if (node.children.length === 0) return [];
-    const { sessions } = await this.guard(node.sessionId, () => listSessions(this.temporal, this.taskQueue, { parent: node.sessionId }), 'read');
-    if (sessions.length === 0) return node.children.map(({ sessionId, name }) => ({ sessionId, name }));
-    const order = new Map(node.children.map((child, index) => [child.sessionId, index]));
-    return sessions
-      .map((listed) => ({ sessionId: listed.id, name: listed.id.slice(node.sessionId.length + 1), listed }))
-      .sort((a, b) => (order.get(a.sessionId) ?? Infinity) - (order.get(b.sessionId) ?? Infinity));
   }
 
   /**

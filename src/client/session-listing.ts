@@ -20,6 +20,14 @@ export interface SessionListing {
   version: number | null;
   /** When the session last changed (ISO 8601), else when it started. */
   updatedAt: string;
+  /**
+   * The contents of its todos in progress, in list order, as its search attribute holds them:
+   * each cut to 200 characters, about 1 KB in all (`counts.in_progress` counts every one).
+   * `null` for a run that does not record them (one started before sessions did).
+   */
+  inProgressContent: string[] | null;
+  /** How many subagents it has spawned; `null` for a run that does not record it. */
+  subagents: number | null;
 }
 
 /** Which sessions to list, and which page. */
@@ -44,7 +52,6 @@ export interface SessionPage {
 
 /** The visibility query that selects the sessions of `taskQueue` that `options` asks for. */
 export function listQuery(taskQueue: string, options: ListOptions): string {
-  const quote = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const terms = [`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)}`, `TaskQueue = ${quote(taskQueue)}`];
   terms.push(options.open === true ? `ExecutionStatus = 'Running'` : `ExecutionStatus != 'ContinuedAsNew'`);
   if (options.parent !== undefined) terms.push(`AgentSessionParent = ${quote(options.parent)}`);
@@ -53,9 +60,37 @@ export function listQuery(taskQueue: string, options: ListOptions): string {
 }
 
 /**
+ * The visibility query that selects the subagents of `parents` by their parent search attribute,
+ * whatever their task queue (a subagent runs on its parent's). It names no task queue on purpose:
+ * with one, SQL visibility may walk the index of the queue (every session of it) instead of the
+ * index of the parent attribute (just these subagents).
+ */
+export function childrenQuery(parents: readonly string[]): string {
+  if (parents.length === 0) throw new RangeError('childrenQuery needs at least one parent');
+  const parent = parents.length === 1 ? `AgentSessionParent = ${quote(parents[0]!)}` : `AgentSessionParent IN (${parents.map(quote).join(', ')})`;
+  return [`WorkflowType = ${quote(SESSION_WORKFLOW_TYPE)}`, `ExecutionStatus != 'ContinuedAsNew'`, parent].join(' AND ');
+}
+
+/** How many parents one {@link listChildren} call names at most: a level wider than this takes more calls. */
+export const PARENTS_PER_CALL = 100;
+
+/**
+ * Lists the subagents of `parents` with one visibility call per page (and per
+ * {@link PARENTS_PER_CALL} parents): a page of at most `limit`, or every page without it. The
+ * page token belongs to these parents: any other is refused with an {@link InvalidInputError}.
+ */
+export async function listChildren(client: Client, parents: readonly string[], options: Pick<ListOptions, 'limit' | 'pageToken'> = {}): Promise<SessionPage> {
+  if (parents.length <= PARENTS_PER_CALL) return listByQuery(client, childrenQuery(parents), options, undefined, 'a tree');
+  if (options.limit !== undefined || options.pageToken !== undefined) throw new RangeError(`a page of subagents names at most ${PARENTS_PER_CALL} parents`);
+  const pages = [];
+  for (let start = 0; start < parents.length; start += PARENTS_PER_CALL) pages.push(listChildren(client, parents.slice(start, start + PARENTS_PER_CALL)));
+  return { sessions: (await Promise.all(pages)).flatMap((page) => page.sessions), nextPageToken: null };
+}
+
+/**
  * Lists sessions with one visibility call per page: what a listing shows (open or closed,
- * parent, counts, version, last update) is in the search attributes every session keeps up to
- * date, so no session is queried. Newest first.
+ * parent, counts, version, last update, the todos in progress) is in the search attributes every
+ * session keeps up to date, so no session is queried. Newest first.
  *
  * @param unindexed how to read a session that has not indexed itself yet (its counts and version
  *   then come from it, as before sessions indexed themselves); `undefined` lists it without.
@@ -66,9 +101,21 @@ export async function listSessions(
   options: ListOptions = {},
   unindexed?: (id: string, running: boolean) => Promise<Partial<SessionListing> | undefined>,
 ): Promise<SessionPage> {
+  return listByQuery(client, listQuery(taskQueue, options), options, unindexed, 'a listing');
+}
+
+/** Who gives page tokens, for the sentences that refuse one. */
+type TokenGiver = 'a listing' | 'a tree';
+
+async function listByQuery(
+  client: Client,
+  query: string,
+  options: Pick<ListOptions, 'limit' | 'pageToken'>,
+  unindexed: ((id: string, running: boolean) => Promise<Partial<SessionListing> | undefined>) | undefined,
+  giver: TokenGiver,
+): Promise<SessionPage> {
   const sessions: SessionListing[] = [];
-  const query = listQuery(taskQueue, options);
-  let token: Uint8Array | undefined = options.pageToken !== undefined ? readPageToken(options.pageToken, query) : undefined;
+  let token: Uint8Array | undefined = options.pageToken !== undefined ? readPageToken(options.pageToken, query, giver) : undefined;
   for (;;) {
     const wanted = options.limit !== undefined ? options.limit - sessions.length : 1000;
     const answer = await client.connection.workflowService
@@ -100,20 +147,26 @@ function pageToken(temporalToken: Uint8Array, query: string): string {
   return `p1.${Buffer.from(JSON.stringify({ t: Buffer.from(temporalToken).toString('base64'), q: digest(query) })).toString('base64url')}`;
 }
 
-function readPageToken(token: string, query: string): Uint8Array {
+function readPageToken(token: string, query: string, giver: TokenGiver): Uint8Array {
   const refuse = (why: string): never => {
     throw new InvalidInputError(`the page token ${JSON.stringify(token.slice(0, 40))} ${why}; start again without it`);
   };
-  if (!token.startsWith('p1.')) refuse('is not one a listing gave');
+  const foreign = `is not one ${giver} gave`;
+  if (!token.startsWith('p1.')) refuse(foreign);
   let parsed: { t?: unknown; q?: unknown };
   try {
     parsed = JSON.parse(Buffer.from(token.slice(3), 'base64url').toString('utf8')) as { t?: unknown; q?: unknown };
   } catch {
-    return refuse('is not one a listing gave');
+    return refuse(foreign);
   }
-  if (typeof parsed.t !== 'string' || typeof parsed.q !== 'string') refuse('is not one a listing gave');
-  if (parsed.q !== digest(query)) refuse('belongs to a listing with other filters');
+  if (typeof parsed.t !== 'string' || typeof parsed.q !== 'string') refuse(foreign);
+  if (parsed.q !== digest(query)) refuse(giver === 'a tree' ? "belongs to another session's tree" : 'belongs to a listing with other filters');
   return Buffer.from(parsed.t as string, 'base64');
+}
+
+/** A string literal of Temporal's list-filter language. */
+function quote(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 function digest(text: string): string {
@@ -133,6 +186,10 @@ async function listing(
   );
   const started = timestamp(execution.startTime) ?? new Date(0);
   const version = attributes.AgentSessionVersion;
+  // A run that records the number of subagents records the contents in progress too: without
+  // the attribute, its list is empty (Temporal removes an attribute set to []).
+  const subagents = typeof attributes.AgentSessionSubagents === 'number' ? attributes.AgentSessionSubagents : null;
+  const content = attributes.AgentSessionInProgressContent;
   const base: SessionListing = {
     id,
     status: running && attributes.AgentSessionClosed !== true ? 'running' : 'closed',
@@ -140,6 +197,8 @@ async function listing(
     counts: null,
     version: null,
     updatedAt: (attributes.AgentSessionUpdatedAt instanceof Date ? attributes.AgentSessionUpdatedAt : started).toISOString(),
+    inProgressContent: subagents === null ? null : Array.isArray(content) ? content.filter((item): item is string => typeof item === 'string') : [],
+    subagents,
   };
   if (typeof version !== 'number') return { ...base, ...(unindexed !== undefined ? await unindexed(id, running) : {}) };
   return {

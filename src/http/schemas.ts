@@ -115,8 +115,35 @@ export function apiSchemas(bounds?: TodoBounds) {
       version: z.number().int(),
     })
     .openapi('TodoWriteResult');
+  const inProgressContent = z
+    .array(z.string())
+    .nullable()
+    .openapi({
+      description:
+        'The contents of its todos in progress, in list order. For a summarized subagent, as its search attribute holds them: each cut to 200 characters, ' +
+        'about 1 KB in all (counts.in_progress counts every one). null for a run that does not record them (started before sessions did).',
+    });
+  const subagents = z.number().int().nullable().openapi({ description: 'How many subagents it has spawned; null for a run that does not record it.' });
   const tree = z
-    .object({ id: z.string(), todos: todoList, counts, children: z.array(z.object({}).passthrough().openapi({ description: 'A SessionTree, recursively.' })) })
+    .object({
+      id: z.string(),
+      name: z.string().nullable().openapi({ description: 'The name its parent gave it; null at the root.' }),
+      todos: todoList.optional().openapi({
+        description: "The whole list. Always at the root; at a subagent only when its list was read (?full=true, or visibility did not show it yet). Absent means summarized, not empty.",
+      }),
+      counts,
+      closed: z.boolean(),
+      version: z.number().int().nullable(),
+      updatedAt: z.string().nullable().openapi({ description: 'When it last changed (ISO 8601); a summarized subagent that never changed shows when it started.' }),
+      inProgressContent,
+      subagents,
+      children: z.array(z.object({}).passthrough().openapi({ description: 'A SessionTree, recursively: its subagents (at the root in spawn order, below it in name order unless read).' })),
+      nextPageToken: z
+        .string()
+        .nullable()
+        .optional()
+        .openapi({ description: "Only at the root: pass it as ?pageToken= for the next page of the root's subagents; null after the last page." }),
+    })
     .openapi('SessionTree');
   const listing = z
     .object({
@@ -126,6 +153,8 @@ export function apiSchemas(bounds?: TodoBounds) {
       counts: counts.nullable(),
       version: z.number().int().nullable(),
       updatedAt: z.string(),
+      inProgressContent,
+      subagents,
     })
     .openapi('SessionListing');
   const error = z

@@ -68,6 +68,9 @@ export {
 } from './session-state';
 export {
   changedIndexValues,
+  IN_PROGRESS_CONTENT_BYTES,
+  IN_PROGRESS_CONTENT_CHARS,
+  inProgressContent,
   SESSION_SEARCH_ATTRIBUTES,
   sessionIndexValues,
   type SessionIndexValues,

@@ -585,6 +585,41 @@ describe('the live dashboard', () => {
     assertCleanPage(seen);
   });
 
+  test("a subagent shows what it is working on, and its whole list only once expanded, fetched then and again when it changes", { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const { client: sessions } = parts;
+    const root = uniqueId('fan-out');
+    await sessions.start(root);
+    const { sessionId: worker } = await sessions.spawnSubagent(root, { name: 'worker', task: 'Port the parser' });
+    await sessions.todoWrite(worker, { todos: [todo('Read the grammar', 'completed'), todo('Port the lexer', 'in_progress'), todo('Port the parser')] });
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, root));
+    const fetched: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes(`/sessions/${encodeURIComponent(worker)}/todos`)) fetched.push(request.url());
+    });
+    const row = page.locator(`#children li[data-id="${worker}"]`);
+    // The summary is the tree's: visibility's, which trails the write by a little.
+    await eventually(async () => assert.equal(await row.locator('.child-working').textContent(), 'In progress: Port the lexer'));
+    assert.match((await row.textContent()) ?? '', /1\/3 done · 1 in progress/);
+    assert.equal(await row.locator('.child-todos').count(), 0);
+    assert.deepEqual(fetched, [], 'no list is fetched before it is asked for');
+
+    await row.locator('.child-expand').click();
+    const items = () => row.locator('.child-todos > li').evaluateAll((lis) => lis.map((li) => ({ content: li.querySelector('.content')?.textContent ?? '', status: li.getAttribute('data-status') })));
+    await eventually(async () => assert.deepEqual(await items(), [todo('Read the grammar', 'completed'), todo('Port the lexer', 'in_progress'), todo('Port the parser')]));
+    assert.equal(await row.locator('.child-expand').getAttribute('aria-expanded'), 'true');
+    assert.equal(fetched.length, 1);
+
+    // A change the tree shows (a new version) fetches the expanded list again.
+    await sessions.todoWrite(worker, { todos: [todo('Read the grammar', 'completed'), todo('Port the lexer', 'completed'), todo('Port the parser', 'in_progress')] });
+    await eventually(async () => assert.deepEqual(await items(), [todo('Read the grammar', 'completed'), todo('Port the lexer', 'completed'), todo('Port the parser', 'in_progress')]), 2 * WAIT_MS);
+    await row.locator('.child-expand').click();
+    assert.equal(await row.locator('.child-todos').count(), 0);
+    await eventually(async () => assert.equal(await row.locator('.child-working').textContent(), 'In progress: Port the parser'));
+    assertCleanPage(seen);
+  });
+
   test('a session with a parent, two subagents, a mixed list and its conversation is captured as a screenshot', { timeout: 90_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;

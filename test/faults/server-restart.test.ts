@@ -77,7 +77,7 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
   const ids = [parent, tests, docs, finished];
   const before = new Map<string, { session: SessionSnapshot; events: unknown[] }>();
   for (const id of ids) before.set(id, { session: await client.session(id), events: eventsOf(await client.exportHistory(id)) });
-  const treeBefore = treeJson(await client.tree(parent));
+  const treeBefore = treeJson(await client.tree(parent, { full: true }));
   const listedBefore = (await client.list()).filter((listing) => ids.includes(listing.id)).sort((x, y) => x.id.localeCompare(y.id));
   assert.equal(listedBefore.length, 4);
 
@@ -136,7 +136,7 @@ test('a Temporal server SIGKILLed and restarted on its SQLite file keeps session
     if (id === docs || id === finished) assert.equal(events.length, old.length, `${id} gained no events`);
   }
 
-  const treeAfter = treeJson(await client.tree(parent));
+  const treeAfter = treeJson(await client.tree(parent, { full: true }));
   assert.deepEqual(treeAfter.children.map((child) => child.id), treeBefore.children.map((child) => child.id));
   assert.deepEqual(treeAfter.children.find((child) => child.id === docs), treeBefore.children.find((child) => child.id === docs));
   const listedAfter = (await client.list()).filter((listing) => ids.includes(listing.id)).sort((x, y) => x.id.localeCompare(y.id));

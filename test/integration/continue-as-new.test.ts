@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import type { SessionHistoryJson } from '../../src/history/session-history';
-import { countAcceptedUpdates, replaySession, runCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
+import { countAcceptedUpdates, replaySession, runCli, temporalAddress, todo, uniqueId, until, useTestBed } from '../helpers';
 
 const bed = useTestBed('can', { allowParallelInProgress: true }, { client: { continueAsNewAfter: 10 } });
 const { taskQueue } = bed;
@@ -79,9 +79,15 @@ describe('continue-as-new every 10 events', () => {
     for (let i = 0; i < 25; i++) await bed.client.todoWrite(sessionId, { todos: [todo(`child ${i}`, 'in_progress')] });
     for (let i = 0; i < 12; i++) await bed.client.todoWrite(parent, { todos: [todo(`parent ${i}`)] });
     assert.ok(runIds(await bed.client.exportHistory(parent)).length >= 2);
-    const tree = await bed.client.tree(parent);
+    const tree = await bed.client.tree(parent, { full: true });
     assert.deepEqual(tree.todos, [todo('parent 11')]);
     assert.deepEqual(tree.children[0]?.todos, [todo('child 24', 'in_progress')]);
+    // The summary follows the child across its runs: visibility lists its newest run, not the ones it continued from.
+    const summary = await until('the tree to summarize the child at its last write', async () => {
+      const found = (await bed.client.tree(parent)).children;
+      return found.length === 1 && found[0]?.version === 25 ? found[0] : undefined;
+    });
+    assert.deepEqual(summary.inProgressContent, ['child 24']);
     const closed = await bed.client.close(parent);
     assert.deepEqual(closed.children[0]?.counts, { pending: 0, in_progress: 1, completed: 0 });
     assert.equal(closed.children[0]?.closed, true);

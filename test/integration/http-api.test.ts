@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { SessionClient } from '../../src/client';
 import { findFreePort } from '../../src/devserver';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
-import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
+import { countAcceptedUpdates, httpCall, startWorker, temporalAddress, todo, uniqueId, until, useTestBed } from '../helpers';
 
 const bed = useTestBed('http', { allowParallelInProgress: false }, { http: { policy: { allowParallelInProgress: false }, pollMs: 100 } });
 
@@ -39,13 +39,28 @@ describe('HTTP API', () => {
     assert.equal((await call('POST', `/sessions/${child}/todo_write`, { todos: [todo('Help', 'in_progress')] })).status, 200);
     assert.equal((await call('GET', `/sessions/${child}`)).json.parent.sessionId, id);
 
-    const tree = await call('GET', `/sessions/${id}/tree`);
-    assert.deepEqual(tree.json, {
-      id,
-      todos: null,
-      counts: { pending: 0, in_progress: 0, completed: 0 },
-      children: [{ id: `${id}/helper`, todos: [todo('Help', 'in_progress')], counts: { pending: 0, in_progress: 1, completed: 0 }, children: [] }],
+    // The subagent's summary comes from its search attributes: wait until visibility shows its write.
+    const tree = await until('the tree to show the subagent at version 1', async () => {
+      const answer = await call('GET', `/sessions/${id}/tree`);
+      return answer.json.children?.[0]?.version === 1 ? answer : undefined;
     });
+    const parentState = (await call('GET', `/sessions/${id}`)).json;
+    const helperState = (await call('GET', `/sessions/${child}`)).json;
+    const root = { id, name: null, todos: null, counts: { pending: 0, in_progress: 0, completed: 0 }, closed: false, version: 4, updatedAt: parentState.updatedAt, inProgressContent: [], subagents: 1 };
+    const helper = {
+      id: `${id}/helper`,
+      name: 'helper',
+      counts: { pending: 0, in_progress: 1, completed: 0 },
+      closed: false,
+      version: 1,
+      updatedAt: helperState.updatedAt,
+      inProgressContent: ['Help'],
+      subagents: 0,
+      children: [],
+    };
+    assert.deepEqual(tree.json, { ...root, children: [helper], nextPageToken: null });
+    const full = await call('GET', `/sessions/${id}/tree?full=true`);
+    assert.deepEqual(full.json, { ...root, children: [{ ...helper, todos: [todo('Help', 'in_progress')] }], nextPageToken: null });
 
     const listed = await call('GET', '/sessions?open=true');
     assert.ok((listed.json as Array<{ id: string }>).some((s) => s.id === id));

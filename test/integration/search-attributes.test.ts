@@ -19,21 +19,27 @@ async function indexed(id: string, version: number): Promise<Record<string, unkn
   assert.fail(`session ${id} never indexed version ${version}`);
 }
 
-test("a session's search attributes follow its state: counts, version, last update, closed, and a subagent's parent", async () => {
+test("a session's search attributes follow its state: counts, the todos in progress, version, last update, closed, subagents, and a subagent's parent", async () => {
   const id = uniqueId('indexed');
   await bed.client.todoWrite(id, { todos: [todo('A', 'completed'), todo('B', 'in_progress'), todo('C'), todo('D')] });
   let found = await indexed(id, 1);
   assert.equal(found.AgentSessionPending, 2);
   assert.equal(found.AgentSessionInProgress, 1);
   assert.equal(found.AgentSessionCompleted, 1);
+  assert.deepEqual(found.AgentSessionInProgressContent, ['B']);
+  assert.equal(found.AgentSessionSubagents, 0);
   assert.equal(found.AgentSessionClosed, false);
   assert.ok(found.AgentSessionUpdatedAt instanceof Date);
   assert.equal(found.AgentSessionParent, undefined);
   await bed.client.spawnSubagent(id, { name: 'child' });
   const child = await indexed(`${id}/child`, 0);
   assert.equal(child.AgentSessionParent, id);
+  assert.equal(child.AgentSessionInProgressContent, undefined, 'an empty list is no attribute');
+  assert.equal((await indexed(id, 2)).AgentSessionSubagents, 1);
+  await bed.client.todoWrite(id, { todos: [todo('A', 'completed'), todo('B', 'completed')] });
+  assert.equal((await indexed(id, 3)).AgentSessionInProgressContent, undefined, 'the last todo in progress done, the attribute goes');
   await bed.client.close(id);
-  found = await indexed(id, 4);
+  found = await indexed(id, 5);
   assert.equal(found.AgentSessionClosed, true);
   assert.deepEqual(loggedSignals(await bed.client.exportHistory(id)).map((s) => s.name), ['subagent/closed']);
 });

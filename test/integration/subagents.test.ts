@@ -1,9 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { subagentSpawnUpdate } from '../../workflows/messages';
-import { assertRejected, countAcceptedUpdates, runCli, todo, uniqueId, useTestBed } from '../helpers';
+import type { SessionTree, TreeOptions } from '../../src/client';
+import { assertRejected, countAcceptedUpdates, runCli, todo, uniqueId, until, useTestBed } from '../helpers';
 
 const bed = useTestBed('subagents', { allowParallelInProgress: true });
+
+/**
+ * The tree once visibility shows what `ready` waits for: a subagent's summary comes from its
+ * search attributes, which trail its writes by Temporal's visibility lag.
+ */
+async function treeWhen(id: string, ready: (tree: SessionTree) => boolean, options: TreeOptions = {}): Promise<SessionTree> {
+  let last: SessionTree | undefined;
+  return until(`the tree of ${id} to catch up (last seen: ${JSON.stringify(last)})`, async () => {
+    last = await bed.client.tree(id, options);
+    return ready(last) ? last : undefined;
+  });
+}
 
 describe('subagents', () => {
   test('a parent with three subagents working in parallel shows up in tree and list while running and after closing', async () => {
@@ -27,13 +40,18 @@ describe('subagents', () => {
       }),
     );
 
-    const tree = await bed.client.tree(parent);
+    const done = { pending: 0, in_progress: 0, completed: 2 };
+    const tree = await treeWhen(parent, (t) => t.children.length === 3 && t.children.every((c) => JSON.stringify(c.counts) === JSON.stringify(done)));
     assert.equal(tree.id, parent);
     assert.deepEqual(tree.counts, { pending: 0, in_progress: 3, completed: 0 });
-    assert.deepEqual(tree.children.map((c) => c.id).sort(), children.map((c) => c.sessionId).sort());
+    assert.deepEqual(tree.inProgressContent, names.map((name) => `Subagent ${name}`));
+    assert.deepEqual(tree.children.map((c) => c.id), children.map((c) => c.sessionId), 'in the order the parent spawned them');
     for (const child of tree.children) {
-      assert.deepEqual(child.counts, { pending: 0, in_progress: 0, completed: 2 });
       assert.equal(child.closed, false);
+      assert.equal(child.todos, undefined, 'a summarized subagent carries no list');
+      assert.deepEqual(child.inProgressContent, []);
+      assert.equal(child.version, 8);
+      assert.equal(child.subagents, 0);
     }
     const session = await bed.client.session(`${parent}/docs`);
     assert.deepEqual(session.parent, { sessionId: parent, name: 'docs' });
@@ -54,10 +72,10 @@ describe('subagents', () => {
       assert.equal(child.closed, true, `${child.name} reported closing`);
       assert.deepEqual(child.counts, { pending: 0, in_progress: 0, completed: 2 });
     }
-    const afterClose = await bed.client.tree(parent);
+    const afterClose = await treeWhen(parent, (t) => t.children.every((c) => c.closed));
     assert.equal(afterClose.closed, true);
-    assert.ok(afterClose.children.every((c) => c.closed));
-    assert.deepEqual(afterClose.children.find((c) => c.id === `${parent}/tests`)?.todos, [todo('tests step 1', 'completed'), todo('tests step 2', 'completed')]);
+    const full = await bed.client.tree(parent, { full: true });
+    assert.deepEqual(full.children.find((c) => c.id === `${parent}/tests`)?.todos, [todo('tests step 1', 'completed'), todo('tests step 2', 'completed')]);
 
     const all = await bed.client.list();
     const closedNow = all.filter((s) => s.id === parent || s.parent === parent);
@@ -82,7 +100,42 @@ describe('subagents', () => {
     assert.equal((await bed.client.session(parent)).closed, false, 'the parent keeps running');
   });
 
-  test('a tree reads a closed subagent once and an open one on every call', async () => {
+  test('a tree queries only its root: each subagent is summarized from visibility, its todos in progress included', async () => {
+    const parent = uniqueId('parent');
+    await bed.client.start(parent);
+    const working = await bed.client.spawnSubagent(parent, { name: 'working' });
+    await bed.client.spawnSubagent(parent, { name: 'idle' });
+    const long = 'x'.repeat(250);
+    await bed.client.todoWrite(working.sessionId, { todos: [todo('Read the diff', 'completed'), todo('Comment on it', 'in_progress'), todo(long, 'in_progress'), todo('Approve')] });
+    const { sessionId: nested } = await bed.client.spawnSubagent(working.sessionId, { name: 'nested' });
+    await bed.client.todoWrite(nested, { todos: [todo('Deep step', 'in_progress')] });
+
+    const read: string[] = [];
+    const session = bed.client.session.bind(bed.client);
+    bed.client.session = async (id: string) => {
+      read.push(id);
+      return session(id);
+    };
+    try {
+      const tree = await treeWhen(parent, (t) => t.children[0]?.version === 2 && t.children[0]?.children[0]?.version === 1 && t.children.length === 2);
+      read.length = 0;
+      const again = await bed.client.tree(parent);
+      assert.deepEqual(read, [parent], 'the root is the only session queried');
+      assert.deepEqual(again, tree);
+      const [first, second] = tree.children;
+      assert.equal(first?.name, 'working');
+      assert.deepEqual(first?.counts, { pending: 1, in_progress: 2, completed: 1 });
+      assert.deepEqual(first?.inProgressContent, ['Comment on it', `${'x'.repeat(199)}…`], 'a long content is cut to 200 characters');
+      assert.equal(first?.subagents, 1);
+      assert.equal(first?.todos, undefined);
+      assert.deepEqual(first?.children.map((c) => [c.id, c.inProgressContent]), [[nested, ['Deep step']]], 'the level below is one more visibility call');
+      assert.deepEqual([second?.name, second?.counts, second?.inProgressContent, second?.subagents], ['idle', { pending: 0, in_progress: 0, completed: 0 }, [], 0]);
+    } finally {
+      bed.client.session = session;
+    }
+  });
+
+  test('a full tree reads every open subagent on each call and a closed one once', async () => {
     const parent = uniqueId('parent');
     await bed.client.start(parent);
     const done = await bed.client.spawnSubagent(parent, { name: 'done' });
@@ -92,13 +145,8 @@ describe('subagents', () => {
     await bed.client.todoWrite(open.sessionId, { todos: [todo('first plan', 'in_progress')] });
     const final = await bed.client.session(done.sessionId);
     // The listing must show the closed subagent at its final version before the tree can trust it.
-    const deadline = Date.now() + 10_000;
-    const listed = async () => (await bed.client.list({ parent })).find((s) => s.id === done.sessionId);
-    while ((await listed())?.version !== final.version || (await listed())?.status !== 'closed') {
-      assert.ok(Date.now() < deadline, `the listing never showed ${done.sessionId} closed at version ${final.version}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await bed.client.tree(parent);
+    await treeWhen(parent, (t) => t.children.some((c) => c.id === done.sessionId && c.closed && c.version === final.version));
+    await bed.client.tree(parent, { full: true });
 
     const read: string[] = [];
     const session = bed.client.session.bind(bed.client);
@@ -108,14 +156,26 @@ describe('subagents', () => {
     };
     try {
       await bed.client.todoWrite(open.sessionId, { todos: [todo('first plan', 'completed'), todo('second plan', 'in_progress')] });
-      const tree = await bed.client.tree(parent);
+      const tree = await bed.client.tree(parent, { full: true });
       assert.deepEqual(read.sort(), [parent, open.sessionId].sort(), 'the closed subagent was not queried again');
       assert.deepEqual(tree.children.map((c) => [c.name, c.closed]), [['done', true], ['open', false]]);
       assert.deepEqual(tree.children[0]?.todos, [todo('finished step', 'completed')]);
       assert.deepEqual(tree.children[1]?.todos, [todo('first plan', 'completed'), todo('second plan', 'in_progress')], 'the open subagent is read live');
+      assert.deepEqual(tree.children[1]?.inProgressContent, ['second plan']);
+      assert.deepEqual(tree.children[1]?.counts, { pending: 0, in_progress: 1, completed: 1 }, 'a read subagent shows the counts of the list it was read with');
     } finally {
       bed.client.session = session;
     }
+  });
+
+  test('the first tree after a spawn shows the subagent, whether visibility shows it yet or not (then it is read from the session)', async () => {
+    const parent = uniqueId('parent');
+    await bed.client.start(parent);
+    const { sessionId } = await bed.client.spawnSubagent(parent, { name: 'fresh' });
+    await bed.client.todoWrite(sessionId, { todos: [todo('Just started', 'in_progress')] });
+    // The first tree after the spawn: whether visibility shows the child yet or not, it is there.
+    const tree = await bed.client.tree(parent);
+    assert.deepEqual(tree.children.map((c) => c.id), [sessionId]);
   });
 
   test('a spawn with a taken or malformed name is refused before it reaches history', async () => {
@@ -139,24 +199,32 @@ describe('subagents', () => {
     assert.equal(spawned.stdout.trim(), `${parent}/reviewer`);
     await runCli(['write', `${parent}/reviewer`, '--json', JSON.stringify({ todos: [todo('Read diff', 'completed'), todo('Comment', 'in_progress')] })], { env });
 
+    await treeWhen(parent, (t) => t.children[0]?.version === 1);
     const json = await runCli(['tree', parent, '--json'], { env });
     assert.equal(json.code, 0, json.stderr);
-    assert.deepEqual(JSON.parse(json.stdout), {
-      id: parent,
-      todos: null,
-      counts: { pending: 0, in_progress: 0, completed: 0 },
-      children: [
-        {
-          id: `${parent}/reviewer`,
-          todos: [todo('Read diff', 'completed'), todo('Comment', 'in_progress')],
-          counts: { pending: 0, in_progress: 1, completed: 1 },
-          children: [],
-        },
-      ],
-    });
+    const root = await bed.client.session(parent);
+    const reviewer = await bed.client.session(`${parent}/reviewer`);
+    const summary = {
+      id: `${parent}/reviewer`,
+      name: 'reviewer',
+      counts: { pending: 0, in_progress: 1, completed: 1 },
+      closed: false,
+      version: 1,
+      updatedAt: reviewer.updatedAt,
+      inProgressContent: ['Comment'],
+      subagents: 0,
+      children: [],
+    };
+    const head = { id: parent, name: null, todos: null, counts: { pending: 0, in_progress: 0, completed: 0 }, closed: false, version: 1, updatedAt: root.updatedAt, inProgressContent: [], subagents: 1 };
+    assert.deepEqual(JSON.parse(json.stdout), { ...head, children: [summary], nextPageToken: null });
+    const full = await runCli(['tree', parent, '--full', '--json'], { env });
+    assert.equal(full.code, 0, full.stderr);
+    assert.deepEqual(JSON.parse(full.stdout), { ...head, children: [{ ...summary, todos: [todo('Read diff', 'completed'), todo('Comment', 'in_progress')] }], nextPageToken: null });
     const text = await runCli(['tree', parent], { env });
     assert.match(text.stdout, new RegExp(`${parent}: 0 pending, 0 in progress, 0 completed`));
-    assert.match(text.stdout, /└─ .*\/reviewer: 0 pending, 1 in progress, 1 completed\n\s+\[x\] Read diff\n\s+\[>\] Comment/);
+    assert.match(text.stdout, /└─ .*\/reviewer: 0 pending, 1 in progress, 1 completed\n\s+\[>\] Comment\n?$/);
+    const fullText = await runCli(['tree', parent, '--full'], { env });
+    assert.match(fullText.stdout, /└─ .*\/reviewer: 0 pending, 1 in progress, 1 completed\n\s+\[x\] Read diff\n\s+\[>\] Comment/);
 
     const list = await runCli(['list', '--open', '--json'], { env });
     assert.equal(list.code, 0, list.stderr);

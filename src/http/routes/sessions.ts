@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { InvalidInputError, treeJson, type SessionClient } from '../../client';
+import { InvalidInputError, TREE_PAGE_LIMIT, treeJson, type SessionClient } from '../../client';
 import { foldHistory, runsOf } from '../../history/session-history';
 import { readJsonBody, strictJsonBody } from '../json-body';
 import type { SessionReader } from '../session-reader';
@@ -110,16 +110,30 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
     createRoute({
       method: 'get',
       path: '/sessions/{id}/tree',
-      summary: 'The session and its subagents, recursively',
-      request: { params },
+      summary:
+        'The session and its subagents, recursively: the session read whole, each subagent summarized from its search attributes (one visibility call per level). ' +
+        "?full=true reads every subagent's list too; ?limit= gives one page of the session's subagents, and the next is ?pageToken= the JSON's nextPageToken",
+      request: {
+        params,
+        query: z.object({
+          full: z.enum(['true', 'false']).optional(),
+          limit: z.coerce.number().int().min(1).max(TREE_PAGE_LIMIT).optional(),
+          pageToken: z.string().min(1).max(4096).optional(),
+        }),
+      },
       responses: { ...errors, 200: json(s.tree, 'Tree') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
+      const { full, limit, pageToken } = c.req.valid('query');
+      const options = { full: full === 'true', ...(limit !== undefined ? { limit } : {}), ...(pageToken !== undefined ? { pageToken } : {}) };
       // The document describes the children one level deep (a SessionTree, recursively); the
       // JSON typing cannot follow the recursion, so the tree is given the documented type.
-      return c.json(treeJson(await calls.read(id, () => client.tree(id))) as unknown as z.infer<ApiSchemas['tree']>, 200);
+      return c.json(treeJson(await calls.read(id, () => client.tree(id, options))) as unknown as z.infer<ApiSchemas['tree']>, 200);
     },
+    refuseInvalid(
+      `the query must be ?full=true|false, ?limit=<an integer from 1 to ${TREE_PAGE_LIMIT}> and ?pageToken=<the nextPageToken of the previous page>, each optional`,
+    ) as never,
   );
 
   app.openapi(

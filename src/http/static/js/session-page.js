@@ -18,6 +18,8 @@ import { setBreadcrumb, setConnection } from './top-bar.js';
 import { createUsageCard } from './usage-card.js';
 
 const TREE_REFRESH_MS = 4000;
+/** Subagents per page of the tree: "Show more subagents" asks for one more page. */
+const TREE_PAGE = 100;
 
 const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -41,7 +43,13 @@ export function sessionPage(main, id) {
     showList: (todos, isLive) => todoList.render(todos, isLive),
     onViewChange: (lookingBack) => todosCard.classList.toggle('is-history', lookingBack),
   });
-  const subagents = createSubagentTree(id);
+  let treePages = 1;
+  const subagents = createSubagentTree(id, {
+    onMore: () => {
+      treePages += 1;
+      void refreshTree();
+    },
+  });
   const ignored = createIgnoredSignals();
   const todosCard = h('section', { class: 'card todos-card', 'aria-labelledby': 'todos-title' },
     h('div', { class: 'card-head' }, h('h2', { id: 'todos-title' }, 'Todo list'), todoList.summary),
@@ -68,13 +76,27 @@ export function sessionPage(main, id) {
   );
   main.replaceChildren(head.element, problem, columns);
 
+  // The first `treePages` pages of the tree, one visibility call each; a subagent that closed
+  // between two pages can be listed on both, and is shown once.
+  async function fetchTree() {
+    const tree = await api(sessionPath(id, `/tree?limit=${TREE_PAGE}`));
+    const seen = new Set(tree.children.map((child) => child.id));
+    for (let page = 1; page < treePages && tree.nextPageToken; page++) {
+      const next = await api(sessionPath(id, `/tree?limit=${TREE_PAGE}&pageToken=${encodeURIComponent(tree.nextPageToken)}`));
+      tree.children.push(...next.children.filter((child) => !seen.has(child.id)));
+      for (const child of next.children) seen.add(child.id);
+      tree.nextPageToken = next.nextPageToken;
+    }
+    return tree;
+  }
+
   let lastTree = null;
   async function refreshTree() {
     clearTimeout(treeTimer);
     if (stopped) return;
     if (!document.hidden) {
       try {
-        const tree = await api(sessionPath(id, '/tree'));
+        const tree = await fetchTree();
         if (stopped) return;
         lastTree = tree;
         subagents.draw(tree, live);
