@@ -2,18 +2,16 @@
  * What grows with the number of sessions and children: the first page of `GET /sessions` on a
  * task queue holding 10,000 sessions next to one holding 20 (each queue its own worker, HTTP
  * service and sessions); what keeping the listing in search attributes adds to every write's
- * history; and the tree of a session with 50 subagents next to the tree of one with none.
+ * history. (The tree of a session with many subagents is `bench/tree.ts`.)
  */
 import { temporal as proto } from '@temporalio/proto';
 import { listQuery, type SessionClient } from '../src/client';
 import { startHttpServer } from '../src/http/server';
 import { int, pcts, type MeasurementResult, type Row } from './report';
-import { calls, interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';
+import { interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';
 import { summarize } from './stats';
 
 const LIST_TARGET = 2;
-const TREE_TARGET = 3;
-const CHILDREN = 50;
 
 /** `count` sessions on the client's queue, each created by a first 3-item write, `parallel` at a time. */
 async function createSessions(bench: Bench, sessions: SessionClient, prefix: string, count: number, parallel: number): Promise<void> {
@@ -144,96 +142,11 @@ async function indexBytesPerWrite(bench: Bench, sessions: SessionClient): Promis
   return { writes, upserts: upserts.length, upsertBytesPerWrite: bytes / writes, listJsonBytes: json / writes };
 }
 
-/**
- * `client.tree` of a parent with 50 open subagents, and of one with 50 that finished (written,
- * then closed), next to that of a session with none.
- */
-async function treeRows(bench: Bench): Promise<{ rows: Row[]; figures: Record<string, unknown> }> {
-  const measured = bench.quick ? 20 : 100;
-  const warmup = bench.quick ? 2 : 5;
-  const c = calls(bench);
-  const parent = bench.id('tree50');
-  const finished = bench.id('tree50done');
-  const alone = bench.id('tree0');
-  await Promise.all([parent, finished, alone].map((id) => c.oursWithStart(id, todoList(3, 0))));
-  // Temporal's floor for reading 50 live workflows: 50 bare workflows answering the same lists.
-  const bareIds = Array.from({ length: CHILDREN }, (_, k) => bench.id(`tree-bare-${k}`));
-  await Promise.all(bareIds.map((id, k) => c.bareWithStart(id, todoList(3, k))));
-  for (let k = 0; k < CHILDREN; k++) {
-    for (const id of [parent, finished]) {
-      const child = await bench.sessions.spawnSubagent(id, { name: `worker-${k}`, task: `part ${k} of the job` });
-      await c.oursWithStart(child.sessionId, todoList(3, k));
-      if (id === finished) await bench.sessions.close(child.sessionId);
-    }
-  }
-  const expectChildren = async (id: string, count: number): Promise<void> => {
-    const tree = await bench.sessions.tree(id);
-    if (tree.children.length !== count) throw new Error(`the tree of ${id} has ${tree.children.length} children, expected ${count}`);
-  };
-  // The parent's subagents are found through visibility: wait until it lists all of them.
-  await untilListed(bench.sessions, { parent }, CHILDREN, `the ${CHILDREN} subagents of ${parent}`);
-  for (let tries = 0; (await bench.sessions.list({ parent: finished })).filter((s) => s.status === 'closed').length < CHILDREN; tries++) {
-    if (tries > 600) throw new Error(`visibility never listed the ${CHILDREN} subagents of ${finished} closed`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  // The first tree of the finished subagents reads each of them (a query to a closed workflow
-  // replays it on the worker); later trees take them from the client's closed-session nodes.
-  const firstStarted = performance.now();
-  await expectChildren(finished, CHILDREN);
-  const firstFinishedMs = performance.now() - firstStarted;
-  // Where the tree's time goes: its two parts timed alone in the same loop, the visibility call
-  // that finds the subagents and their 50 session queries side by side.
-  const childIds = (await bench.sessions.session(parent)).children.map((child) => child.sessionId);
-  const samples = { fifty: [] as number[], none: [] as number[], visibility: [] as number[], queries: [] as number[], done: [] as number[], bare: [] as number[] };
-  for (let i = 0; i < warmup + measured; i++) {
-    const [f, n, v, q, d, b] = await interleaved(
-      [
-        () => expectChildren(parent, CHILDREN),
-        () => expectChildren(alone, 0),
-        () => bench.sessions.list({ parent, limit: 1000 }),
-        () => Promise.all(childIds.map((child) => bench.sessions.session(child))),
-        () => expectChildren(finished, CHILDREN),
-        () => Promise.all(bareIds.map((id) => c.bareEchoQuery(id))),
-      ],
-      i,
-    );
-    if (i < warmup) continue;
-    samples.fifty.push(f!);
-    samples.none.push(n!);
-    samples.visibility.push(v!);
-    samples.queries.push(q!);
-    samples.done.push(d!);
-    samples.bare.push(b!);
-  }
-  await Promise.all([parent, finished, alone].map((id) => bench.sessions.close(id)));
-  const f = summarize(samples.fifty);
-  const n = summarize(samples.none);
-  const v = summarize(samples.visibility);
-  const q = summarize(samples.queries);
-  const d = summarize(samples.done);
-  const b = summarize(samples.bare);
-  const ratio = f.p50 / n.p50;
-  return {
-    rows: [
-      { measurement: `tree: ${CHILDREN} open subagents vs none`, ours: pcts(f), baseline: pcts(n), ratio, target: `≤ ${TREE_TARGET}× p50`, met: ratio <= TREE_TARGET },
-      { measurement: `  of it: finding the ${CHILDREN} (visibility)`, ours: pcts(v), baseline: pcts(n), ratio: v.p50 / n.p50, target: '—', met: null },
-      { measurement: `  of it: their ${CHILDREN} session queries at once`, ours: pcts(q), baseline: pcts(n), ratio: q.p50 / n.p50, target: '—', met: null },
-      { measurement: `  the same ${CHILDREN} queries vs ${CHILDREN} bare-workflow queries at once`, ours: pcts(q), baseline: pcts(b), ratio: q.p50 / b.p50, target: '—', met: null },
-      { measurement: `tree: ${CHILDREN} finished subagents vs none`, ours: pcts(d), baseline: pcts(n), ratio: d.p50 / n.p50, target: `≤ ${TREE_TARGET}× p50`, met: d.p50 / n.p50 <= TREE_TARGET },
-      { measurement: `  the first such tree (reads the ${CHILDREN}), ms`, ours: firstFinishedMs.toFixed(2), baseline: pcts(n), ratio: firstFinishedMs / n.p50, target: '—', met: null },
-    ],
-    figures: { parameters: { children: CHILDREN, measured, warmup, target: TREE_TARGET }, ms: { fifty: f, none: n, visibility: v, childQueries: q, bareQueries: b, finished: d, firstFinished: firstFinishedMs } },
-  };
-}
-
 export async function measureListing(bench: Bench): Promise<MeasurementResult> {
   const list = await listRows(bench);
   bench.progress(`listing: ${list.rows[0]!.ours} vs ${list.rows[0]!.baseline} ms`);
-  const tree = await treeRows(bench);
-  bench.progress(`tree: ${tree.rows[0]!.ours} vs ${tree.rows[0]!.baseline} ms`);
   const notes: string[] = [];
   const [listRow] = list.rows;
-  const [treeRow] = tree.rows;
   if (listRow?.met === false) {
     const samePage = list.rows[1]!.ratio ?? Number.NaN;
     notes.push(
@@ -242,22 +155,11 @@ export async function measureListing(bench: Bench): Promise<MeasurementResult> {
         `Temporal's own listWorkflowExecutions of that 100-row page takes ${list.rows[2]!.baseline.split(' / ')[0]} ms (p50), so the HTTP page is ${list.rows[2]!.ratio?.toFixed(2)}× the store's answer.`,
     );
   }
-  if (treeRow?.met === false) {
-    notes.push(
-      `tree: ${treeRow.ratio?.toFixed(2)}× with ${CHILDREN} subagents. Timed alone in the same loop, the visibility call that finds them takes ` +
-        `${tree.rows[1]!.ours.split(' / ')[0]} ms and their ${CHILDREN} session queries, sent at once, ${tree.rows[2]!.ours.split(' / ')[0]} ms (p50): ` +
-        `${tree.rows[3]!.ratio?.toFixed(2)}× what ${CHILDREN} bare-workflow queries at once take in the same loop, Temporal's own floor for reading ` +
-        `${CHILDREN} live workflows: each query travels client → server → worker and back, and they share the two cores. ` +
-        `Finished subagents are read once and then kept (their lists never change again): that tree is ${tree.rows[4]!.ratio?.toFixed(2)}×, ` +
-        'its visibility call and the root\'s query. Open ones are read live on every call, because keeping them too would make ' +
-        "a tree only as fresh as Temporal's visibility, which lags the sessions.",
-    );
-  }
   return {
     name: 'listing',
-    title: 'listing and trees — ms p50 / p95 / p99; baselines: the same call on a small queue, on a session without subagents',
-    rows: [...list.rows, ...tree.rows],
-    figures: { list: list.figures, tree: tree.figures },
+    title: 'listing — ms p50 / p95 / p99; baselines: the same call on a small queue',
+    rows: list.rows,
+    figures: { list: list.figures },
     notes,
   };
 }

@@ -7,7 +7,7 @@
  *   npm run bench -- --only latency,bytes
  *   npm run bench -- --server cluster --only latency,throughput   on PostgreSQL and the Temporal server
  *
- * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, cli,
+ * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, tree, cli,
  * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
@@ -27,6 +27,7 @@ import { measureRelease } from './release';
 import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
 import { measureThroughput } from './throughput';
+import { measureTree } from './tree';
 
 const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>> = {
   creation: measureCreation,
@@ -38,6 +39,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   bytes: measureBytes,
   long: measureLongSession,
   listing: measureListing,
+  tree: measureTree,
   cli: measureCli,
   release: measureRelease,
   scale: measureScale,

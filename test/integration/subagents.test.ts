@@ -41,11 +41,15 @@ describe('subagents', () => {
     );
 
     const done = { pending: 0, in_progress: 0, completed: 2 };
-    const tree = await treeWhen(parent, (t) => t.children.length === 3 && t.children.every((c) => JSON.stringify(c.counts) === JSON.stringify(done)));
+    // Visibility follows the sessions by a moment: wait for each subagent's last event (its second turn/end, version 8).
+    const tree = await treeWhen(parent, (t) => t.children.length === 3 && t.children.every((c) => JSON.stringify(c.counts) === JSON.stringify(done) && c.version === 8));
     assert.equal(tree.id, parent);
     assert.deepEqual(tree.counts, { pending: 0, in_progress: 3, completed: 0 });
     assert.deepEqual(tree.inProgressContent, names.map((name) => `Subagent ${name}`));
-    assert.deepEqual(tree.children.map((c) => c.id), children.map((c) => c.sessionId), 'in the order the parent spawned them');
+    // The three spawns were sent at once, so the parent's record, not the request, says their order.
+    const spawnOrder = (await bed.client.session(parent)).children.map((c) => c.sessionId);
+    assert.deepEqual([...spawnOrder].sort(), children.map((c) => c.sessionId).sort());
+    assert.deepEqual(tree.children.map((c) => c.id), spawnOrder, 'in the order the parent spawned them');
     for (const child of tree.children) {
       assert.equal(child.closed, false);
       assert.equal(child.todos, undefined, 'a summarized subagent carries no list');
