@@ -73,7 +73,7 @@ export interface TreeReader {
 }
 
 /**
- * The tree of `sessionId`: its own `session` query, then one visibility call per level for the
+ * The tree of `sessionId`: its own `session` query, and (sent with it) one visibility call per level for the
  * subagents (their parent search attribute; a level is asked only for the sessions that have
  * spawned any). With `limit`, the root's subagents come one page at a time; the levels below the
  * page are read whole. A subagent the root recorded but visibility does not show yet (it lags
@@ -87,11 +87,12 @@ export async function readTree(reader: TreeReader, sessionId: string, options: T
   const page = pageOptions(options);
   const paged = page.limit !== undefined || page.pageToken !== undefined;
   const full = options.full === true;
-  const root = await reader.session(sessionId);
+  // The root's query and the visibility call for its subagents go out together: a tree costs
+  // the slower of the two, not their sum. (A session without subagents wastes that one call.)
+  const [root, first] = await Promise.all([reader.session(sessionId), reader.children([sessionId], page)]);
   const tree: SessionTree = { ...readNode(root, null), nextPageToken: null };
   if (root.children.length === 0 && !paged) return tree;
 
-  const first = await reader.children([sessionId], page);
   tree.nextPageToken = first.nextPageToken;
   /** The records of the sessions whose state was read: they know their subagents' names and order. */
   const records = new Map<string, SessionSnapshot | TreeNodeSource>([[sessionId, root]]);
