@@ -82,11 +82,11 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     places: registry.places(),
   };
   const metrics = new AgentLoopMetrics(options.metrics ?? new Registry());
-  const callModel = meteredModelCall(modelCaller({
+  const callModel = modelCaller({
     ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
     apiKey: settings.apiKey,
     ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
-  }), metrics);
+  });
 
   return {
     async beginTurn({ sessionId, messageId, turn }) {
@@ -123,7 +123,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       metrics.turnEnded(activityKey(), reason, seconds);
     },
 
-    callModel,
+    callModel: meteredModelCall(callModel, metrics),
 
     async writeTodos({ sessionId, arguments: text }) {
       const args = parseJson(TODO_WRITE_TOOL_NAME, text);
