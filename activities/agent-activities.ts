@@ -1,13 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { Registry } from 'prom-client';
 import { SessionClient } from '../src/client/session-client';
 import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
+import { AgentLoopMetrics } from '../src/metrics';
 import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
 import { sessionCloseSignal, turnEndSignal, turnStartSignal } from '../workflows/messages';
 import type { AgentActivities, ToolOutcome, TurnSettings } from './agent-contract';
 import { withHeartbeat } from './heartbeat';
+import { meteredModelCall } from './metered-model-call';
 import { modelCaller } from './model-call';
 import { parseToolArguments, SPAWN_SUBAGENT_TOOL_NAME, spawnSubagentArgsSchema, ToolRegistry } from './tool-registry';
 
@@ -27,6 +30,11 @@ export interface AgentActivitiesOptions {
   agent?: Partial<AgentWorkerSettings>;
   /** How long one model request may take before it is abandoned and retried (default 5 minutes). */
   modelRequestTimeoutMs?: number;
+  /**
+   * Where the activities count writes, model calls, tokens and turns (see `src/metrics`); a
+   * registry of their own, served by no one, unless given.
+   */
+  metrics?: Registry;
 }
 
 /** What the model is told it is. Our own words; the tools' descriptions carry the details. */
@@ -73,6 +81,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     tools: registry.definitions(),
     places: registry.places(),
   };
+  const metrics = new AgentLoopMetrics(options.metrics ?? new Registry());
   const callModel = modelCaller({
     ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
     apiKey: settings.apiKey,
@@ -98,7 +107,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       return { move: current !== null && current !== running.buildId && ramping !== running.buildId, runningBuild: running.buildId, current, ramping };
     },
 
-    async endTurn({ sessionId, reason, close }) {
+    async endTurn({ sessionId, reason, startedAtMs, close }) {
       try {
         await session(sessionId).signal(turnEndSignal, { reason });
         // A subagent that ran its task closes through its log too, so the offline fold sees it.
@@ -107,9 +116,14 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
         // A session that closed meanwhile has no turn left to end.
         if (!(error instanceof WorkflowNotFoundError)) throw error;
       }
+      // Both ends are times in the session's history (the workflow task that began the turn, the
+      // scheduling of this activity), so every attempt and every worker measures the same turn.
+      const { scheduledTimestampMs } = Context.current().info;
+      const seconds = startedAtMs !== undefined ? Math.max(0, scheduledTimestampMs - startedAtMs) / 1000 : undefined;
+      metrics.turnEnded(activityKey(), reason, seconds);
     },
 
-    callModel,
+    callModel: meteredModelCall(callModel, metrics),
 
     async writeTodos({ sessionId, arguments: text }) {
       const args = parseJson(TODO_WRITE_TOOL_NAME, text);
@@ -117,7 +131,9 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       try {
         // The very update any other writer sends, judged by the same validator; the id derived
         // from this activity makes a retried activity apply the write once.
-        const result = await withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId: toolUpdateId() }));
+        const updateId = toolUpdateId();
+        // Counted by the session's answer, once per update id: a retry answered again is not a second write.
+        const result = await metrics.todoWrites.count(updateId, () => withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId })));
         return { ok: true, content: result.message };
       } catch (error) {
         if (error instanceof TodoRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
@@ -162,8 +178,13 @@ function sessions(): SessionClient {
  * call ids, which some OpenAI-compatible servers reuse (`call_0`) or leave empty.
  */
 function toolUpdateId(): string {
+  return `tool:${activityKey()}`;
+}
+
+/** The running activity, the same for each of its attempts: its run and its id. */
+function activityKey(): string {
   const { workflowExecution, activityId } = Context.current().info;
-  return `tool:${workflowExecution?.runId ?? "no-run"}:${activityId}`;
+  return `${workflowExecution?.runId ?? 'no-run'}:${activityId}`;
 }
 
 function parseJson(tool: string, text: string): { ok: true; value: unknown } | (ToolOutcome & { ok: false }) {

@@ -66,9 +66,11 @@ export interface AgentActivities {
   /**
    * Marks the end of the turn in the session's log (the `turn/end` signal), and with `close`
    * closes the session the same way (the `session/close` signal): what a subagent does once it
-   * has run its task.
+   * has run its task. Counts the turn (`agent_sessions_turns_total`) and, given `startedAtMs` (the
+   * workflow time its message left the queue; absent from turns begun by older builds), its
+   * duration up to the time this activity was scheduled.
    */
-  endTurn(input: { sessionId: string; reason: string; close?: boolean }): Promise<void>;
+  endTurn(input: { sessionId: string; reason: string; startedAtMs?: number; close?: boolean }): Promise<void>;
   /**
    * Whether the session should move to another build now: it runs on a build of its deployment
    * that is neither the current nor the ramping one (a session that moved onto a build never

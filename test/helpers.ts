@@ -89,6 +89,10 @@ export interface TestWorkerOptions {
   maxCachedWorkflows?: number;
   agent?: CreateWorkerOptions['agent'];
   deployment?: CreateWorkerOptions['deployment'];
+  /** The registry the agent loop's activities count into. */
+  metrics?: CreateWorkerOptions['metrics'];
+  /** Temporal's worker options beyond those (interceptors, …). */
+  workerOptions?: CreateWorkerOptions['workerOptions'];
 }
 
 /**
@@ -103,6 +107,8 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
     ...(options.deployment !== undefined ? { deployment: options.deployment } : {}),
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+    ...(options.workerOptions !== undefined ? { workerOptions: options.workerOptions } : {}),
   });
   const running = sessionWorker.run();
   // Until its version is current, no session task reaches it.
@@ -345,4 +351,33 @@ export function recordedCarriedSamples(): Array<[file: string, samples: CarriedS
   return readdirSync(folder)
     .filter((file) => file.endsWith('.json'))
     .map((file) => [file, JSON.parse(readFileSync(join(folder, file), 'utf8')) as CarriedSample[]]);
+}
+
+/** One sample of a Prometheus text exposition: `name{labels} value`. */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition (comments and HELP/TYPE lines skipped). */
+export function parseMetrics(text: string): MetricSample[] {
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(match, `not a Prometheus sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = JSON.parse(`"${value!}"`) as string;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The samples named `name`, as `{ labels, value }` sorted by their labels, to compare whole. */
+export function metricSeries(samples: MetricSample[], name: string): Array<{ labels: Record<string, string>; value: number }> {
+  return samples
+    .filter((sample) => sample.name === name)
+    .map(({ labels, value }) => ({ labels, value }))
+    .sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
 }

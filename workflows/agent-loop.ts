@@ -111,6 +111,9 @@ export class AgentLoop {
     if (message === undefined) throw new Error('runNextTurn called with no message queued');
     const sessionId = this.session.sessionId;
     const expectedTurn = this.session.state().turn + 1;
+    // Workflow time (the time of this workflow task, in history): the turn's duration is measured
+    // from it by the endTurn activity, never here, so a replay measures nothing.
+    const startedAtMs = Date.now();
     this.update({ queue: rest, activity: { state: 'starting', messageId: message.id } });
     const settings = await bookkeeping.beginTurn({ sessionId, messageId: message.id, turn: expectedTurn });
     // The turn/start signal the activity sent has reached the session once its turn count moves.
@@ -179,7 +182,7 @@ export class AgentLoop {
     // Calls still waiting when the turn ended will never run.
     this.update({ pendingApprovals: [] });
     if (!this.session.state().closed) {
-      await bookkeeping.endTurn({ sessionId, reason: outcome!.reason, ...(options.closeAfter === true ? { close: true } : {}) });
+      await bookkeeping.endTurn({ sessionId, reason: outcome!.reason, startedAtMs, ...(options.closeAfter === true ? { close: true } : {}) });
       // The session/close signal the activity sent has reached the session once it is closed.
       if (options.closeAfter === true) await condition(() => this.session.state().closed);
     }

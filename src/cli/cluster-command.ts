@@ -34,7 +34,7 @@ export function addClusterCommand(program: Command): void {
       7233,
     )
     .option('--http-port <port>', 'port of the HTTP API and dashboard', integer('--http-port', 1, 65535), 8080)
-    .option('--workers <n>', 'number of worker processes', integer('--workers', 1, 64), 2)
+    .option('--workers <n>', 'number of worker processes (their metrics on --port + 20, + 21, …)', integer('--workers', 1, 64), 2)
     .option('--data <dir>', 'folder that keeps PostgreSQL\'s data between starts (default: data/cluster)')
     .action(async (options: ClusterCommandOptions) => runCluster(options));
 }
@@ -104,6 +104,8 @@ function summary(cluster: ProductionCluster, allowParallelInProgress: boolean): 
     `  Temporal server: ${cluster.address} (namespace ${cluster.namespace}), all services, persistence and visibility on PostgreSQL; log in ${cluster.logFiles.temporal}`,
     `  Workers:         ${cluster.workers.length}, allowParallelInProgress=${allowParallelInProgress}`,
     ...(cluster.httpUrl !== undefined ? [`  Dashboard and HTTP API: ${cluster.httpUrl}`] : []),
+    `  Metrics (Prometheus): ${cluster.workerMetricsUrls.map((url, i) => `worker-${i + 1} ${url}`).join(', ')}` +
+      `${cluster.httpUrl !== undefined ? `, HTTP service ${cluster.httpUrl}/metrics` : ''}`,
     `  Started in ${seconds(t.total)}: binaries ${seconds(t.binaries)}, PostgreSQL ${seconds(t.postgres)}, schemas ${seconds(t.schemas)}, ` +
       `Temporal ${seconds(t.temporal)}, namespace ${seconds(t.namespace)}, workers ${seconds(t.workers)}, HTTP ${seconds(t.http)}`,
     'Try, in another terminal:',

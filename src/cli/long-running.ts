@@ -5,6 +5,7 @@ import { isServing, startDevServer, type DevServerHandle } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
 import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
+import { startWorkerMetrics, type WorkerMetricsEndpoint } from '../worker/worker-metrics';
 import { clientOptions, temporalOptions } from './command-settings';
 import { requirePolicy } from './policy-option';
 import { reportStopped } from './report-stopped';
@@ -83,23 +84,47 @@ export async function runServe(settings: Settings): Promise<void> {
   await server.close();
 }
 
+/**
+ * Installs the process's Temporal runtime, before its worker: with the worker's metrics endpoint
+ * on `port` (the settings' `--metrics-port` unless given), or without metrics when there is none.
+ */
+async function installRuntime(settings: Settings, port: number | undefined = settings.metrics.port): Promise<WorkerMetricsEndpoint | undefined> {
+  if (port === undefined) {
+    installRuntimeLogging();
+    return undefined;
+  }
+  return startWorkerMetrics({ host: settings.metrics.host, port });
+}
+
 /** `agent-sessions worker`: a session worker until SIGINT/SIGTERM. */
 export async function runWorker(settings: Settings): Promise<void> {
   const policy = requirePolicy(settings.policy);
-  installRuntimeLogging();
-  const temporal = temporalOptions(settings);
-  const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: settings.agent, deployment: deploymentOf(settings) });
-  process.stderr.write(
-    `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
-      `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}\n`,
-  );
-  const running = sessionWorker.run();
-  void sessionWorker.registered().then(
-    (registration) => process.stderr.write(`${describeRegistration(sessionWorker.version, registration)}\n`),
-    (error: Error) => process.stderr.write(`worker: ${error.message}\n`),
-  );
-  await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
-  await running;
+  const metrics = await installRuntime(settings);
+  try {
+    const temporal = temporalOptions(settings);
+    const sessionWorker = await createWorker({
+      ...policy,
+      temporal,
+      cacheDir: settings.paths.cacheDir,
+      agent: settings.agent,
+      deployment: deploymentOf(settings),
+      ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    });
+    process.stderr.write(
+      `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
+        `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}` +
+        `${metrics !== undefined ? `; metrics at ${metrics.url}` : ''}\n`,
+    );
+    const running = sessionWorker.run();
+    void sessionWorker.registered().then(
+      (registration) => process.stderr.write(`${describeRegistration(sessionWorker.version, registration)}\n`),
+      (error: Error) => process.stderr.write(`worker: ${error.message}\n`),
+    );
+    await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
+    await running;
+  } finally {
+    await metrics?.close();
+  }
 }
 
 /** The worker's deployment version as the settings name it (a missing build id is computed from the code). */
@@ -151,10 +176,19 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
   let http: HttpServer | undefined;
   let model: UpModel | undefined;
   let worker: { sessionWorker: SessionWorker; running: Promise<void> } | undefined;
+  let metrics: WorkerMetricsEndpoint | undefined;
   try {
-    installRuntimeLogging();
+    // up's worker always serves its metrics: on --metrics-port when given, else on a free port.
+    metrics = await installRuntime(settings, settings.metrics.port ?? 0);
     model = await upModel(settings.agent, policy);
-    const sessionWorker = await createWorker({ ...policy, temporal, cacheDir: settings.paths.cacheDir, agent: model.agent, deployment: deploymentOf(settings) });
+    const sessionWorker = await createWorker({
+      ...policy,
+      temporal,
+      cacheDir: settings.paths.cacheDir,
+      agent: model.agent,
+      deployment: deploymentOf(settings),
+      ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    });
     const running = sessionWorker.run();
     worker = { sessionWorker, running };
     const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
@@ -169,6 +203,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
         `  Release: ${release} (see: npx agent-sessions release status)`,
         ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
+        `  Metrics (Prometheus): worker ${metrics?.url ?? 'off'}, HTTP service ${http.url}/metrics`,
         'Try, in another terminal:',
         `  ${env}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,
         `  ${env}npx agent-sessions usage demo`,
@@ -194,6 +229,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
       await http.close();
       reportStopped(`the HTTP API and dashboard (${http.url})`);
     }
+    await metrics?.close();
     if (model !== undefined) {
       await model.close();
       if (model.demo) reportStopped('the scripted demo model');

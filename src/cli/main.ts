@@ -24,11 +24,19 @@ export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
 const POLICY_HELP = `true or false: may several todos be in_progress at once (env ${POLICY_ENV})`;
 const DEPLOYMENT_HELP = 'Worker Deployment the worker belongs to (env AGENT_SESSIONS_DEPLOYMENT; default: the task queue, agent-sessions)';
 const BUILD_ID_HELP = 'build id of this worker (env AGENT_SESSIONS_BUILD_ID; default: a hash of its workflow and activity code)';
+const METRICS_PORT_HELP =
+  "serve the worker's metrics (Temporal's temporal_* and the agent loop's) at http://HOST:PORT/metrics; 0: any free port (env AGENT_SESSIONS_METRICS_PORT)";
 
 /** `--deployment` and `--build-id`, as typed. */
 interface VersionFlags {
   deployment?: string;
   buildId?: string;
+}
+
+/** `--metrics-port` and `--metrics-host`, as typed. */
+interface MetricsFlags {
+  metricsPort?: string;
+  metricsHost?: string;
 }
 
 /** Builds the `agent-sessions` command line. Exported for tests and embedding. */
@@ -61,8 +69,10 @@ export function buildProgram(): Command {
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, POLICY_HELP))
     .option('--deployment <name>', DEPLOYMENT_HELP)
     .option('--build-id <id>', BUILD_ID_HELP)
-    .action(async (options: { allowParallelInProgress?: string } & VersionFlags) =>
-      (await longRunning()).runWorker(commandSettings({ ...policyFlag(options), ...versionFlags(options) })),
+    .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: no metrics endpoint`)
+    .option('--metrics-host <host>', 'address the metrics endpoint binds (env AGENT_SESSIONS_METRICS_HOST; default 127.0.0.1; 0.0.0.0 exposes it)')
+    .action(async (options: { allowParallelInProgress?: string } & VersionFlags & MetricsFlags) =>
+      (await longRunning()).runWorker(commandSettings({ ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options) })),
     );
 
   program
@@ -75,8 +85,9 @@ export function buildProgram(): Command {
     .option('--http-port <port>', 'port of the HTTP API and dashboard', parsePort, 8080)
     .option('--deployment <name>', DEPLOYMENT_HELP)
     .option('--build-id <id>', `${BUILD_ID_HELP}; up makes it current (a release promote) when another build is`)
-    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number } & VersionFlags) =>
-      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), ...versionFlags(options), httpPort: options.httpPort }), options),
+    .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: a free port, printed`)
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number } & VersionFlags & MetricsFlags) =>
+      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), httpPort: options.httpPort }), options),
     );
 
   program
@@ -350,6 +361,11 @@ async function withClient(action: (client: SessionClient) => Promise<void>, sett
 /** The version flags as the settings loader takes them: only those given. */
 function versionFlags(options: VersionFlags): VersionFlags {
   return { ...(options.deployment !== undefined ? { deployment: options.deployment } : {}), ...(options.buildId !== undefined ? { buildId: options.buildId } : {}) };
+}
+
+/** The metrics flags as the settings loader takes them: only those given. */
+function metricsFlags(options: MetricsFlags): MetricsFlags {
+  return { ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}), ...(options.metricsHost !== undefined ? { metricsHost: options.metricsHost } : {}) };
 }
 
 /** The policy flag as the settings loader takes it: only when it was given. */

@@ -1,5 +1,6 @@
 export { AGENT_DEFAULTS, MIN_CONTEXT_CHARS, type AgentSettings } from './agent-settings';
 export { HTTP_DEFAULTS, type HttpSettings } from './http-settings';
+export { METRICS_DEFAULTS, type MetricsSettings } from './metrics-settings';
 export { defaultDataDir, resolveCacheDir, userCacheDir, type PathSettings } from './paths';
 export { POLICY_ENV, POLICY_FLAG, requirePolicy } from './policy-setting';
 export { loadSettings, type Settings, type SettingsFlags, type TemporalSettings } from './settings';

@@ -3,6 +3,7 @@ import type { TodoPolicy } from '../todo';
 import { agentSettingsFromEnv, type AgentSettings } from './agent-settings';
 import { HIDDEN, hideSecrets } from './hidden-secrets';
 import { httpSettingsFromEnv, type HttpSettings } from './http-settings';
+import { metricsSettingsFromEnv, type MetricsSettings } from './metrics-settings';
 import { pathSettingsFromEnv, type PathSettings } from './paths';
 import { policySetting } from './policy-setting';
 import { releaseSettingsFromEnv, type ReleaseSettings } from './release-settings';
@@ -30,6 +31,8 @@ export interface Settings {
   /** `AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER`: applied events per run for the sessions a client creates (absent: the workflow's 500). */
   continueAsNewAfter?: number;
   http: HttpSettings;
+  /** The worker's metrics endpoint. */
+  metrics: MetricsSettings;
   paths: PathSettings;
   agent: AgentSettings;
   /** The worker's deployment version, and the deployment `release` changes. */
@@ -48,6 +51,10 @@ export interface SettingsFlags {
   deployment: string;
   /** `--build-id` of `worker` and `up`. */
   buildId: string;
+  /** `--metrics-port` of `worker` and `up`, as typed: checked here and named by the flag when malformed. */
+  metricsPort: string;
+  /** `--metrics-host` of `worker`. */
+  metricsHost: string;
 }
 
 /**
@@ -81,6 +88,10 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     ...(policy !== undefined ? { policy } : {}),
     ...(continueAsNewAfter !== undefined ? { continueAsNewAfter } : {}),
     http: hideSecrets(http, ({ token, ...rest }) => ({ ...rest, ...(token !== undefined ? { token: HIDDEN } : {}) })),
+    metrics: metricsSettingsFromEnv(env, {
+      ...(flags.metricsPort !== undefined ? { port: flags.metricsPort } : {}),
+      ...(flags.metricsHost !== undefined ? { host: flags.metricsHost } : {}),
+    }),
     paths: pathSettingsFromEnv(env, cwd),
     agent: agentSettingsFromEnv(env, cwd),
     release: releaseSettingsFromEnv(env, temporal.taskQueue, {

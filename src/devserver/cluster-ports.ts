@@ -75,3 +75,16 @@ export function clusterPorts(port: number): ClusterPorts {
     postgres: port + POSTGRES_OFFSET,
   };
 }
+
+/** How far above the frontend port the first worker's metrics endpoint is: 7233 → 7253, 7254, … */
+const WORKER_METRICS_OFFSET = 20;
+
+/**
+ * The metrics port (`--metrics-port`) of worker `index` (from 0) of a cluster whose frontend
+ * listens on `port`: port + 20 + index, so 7253 and 7254 for the default two workers; above
+ * every other port of the cluster (port + 10 at most) and below the next cluster's membership
+ * ports when clusters are 100 apart.
+ */
+export function workerMetricsPort(port: number, index: number): number {
+  return port + WORKER_METRICS_OFFSET + index;
+}

@@ -9,11 +9,14 @@ import { Connection } from '@temporalio/client';
 import { defaultDataDir, resolveCacheDir } from '../config/paths';
 import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { SourcesTriedError } from './executables';
+import { findFreePort } from './free-port';
 import { ManagedProcess } from './managed-process';
 import { registerNamespace } from './temporal-namespace';
 import { findTemporalServerBinaries, MIN_GO_VERSION_FOR_SERVER, TEMPORAL_SERVER_VERSION, TemporalServerUnavailableError } from './temporal-server-binaries';
 import { temporalConfigDir, temporalServerArgs } from './temporal-server-config';
 import { findTemporalUiBinary, TemporalUiUnavailableError } from './temporal-ui-binary';
+
+export { findFreePort } from './free-port';
 
 /** The search attribute types the dev server accepts on `--search-attribute`. */
 export type SearchAttributeTypeName = 'Keyword' | 'Int' | 'Bool' | 'Datetime' | 'Text' | 'Double' | 'KeywordList';
@@ -277,23 +280,6 @@ function speaksHttp2(address: string, timeoutMs: number): Promise<boolean> {
     const timer = setTimeout(() => finish(false), timeoutMs);
     session.once('remoteSettings', () => finish(true));
     session.once('error', () => finish(false));
-  });
-}
-
-/**
- * Resolves to a TCP port that was free on `host` a moment ago (the OS picks it). Meant for
- * tests; another process may take the port before it is used.
- */
-export function findFreePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', fail);
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : undefined;
-      server.close(() => (port === undefined ? fail(new Error(`could not read the port bound on ${host}`)) : done(port)));
-    });
   });
 }
 

@@ -2,7 +2,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TodoPolicy } from '../todo';
-import { clusterPorts, type ClusterPorts } from './cluster-ports';
+import { clusterPorts, workerMetricsPort, type ClusterPorts } from './cluster-ports';
 import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { bindProblem, defaultDataDir, isServing, type SearchAttributeTypeName } from './dev-server';
 import { ManagedProcess, describeExit } from './managed-process';
@@ -77,6 +77,8 @@ export interface ProductionCluster {
   readonly postgres: RunningPostgres;
   readonly temporal: ManagedProcess;
   readonly workers: readonly ManagedProcess[];
+  /** Each worker's metrics endpoint (`temporal_*` and the agent loop's), in worker order: `http://127.0.0.1:<port + 20 + i>/metrics`. */
+  readonly workerMetricsUrls: readonly string[];
   readonly http: ManagedProcess | undefined;
   readonly timings: ClusterTimings;
   /**
@@ -164,7 +166,8 @@ export async function startProductionCluster(options: ProductionClusterOptions):
   };
   const progress = (line: string): void => void output.write(`agent-sessions cluster: ${line}\n`);
 
-  await assertPortsFree(ports, httpPort, address);
+  const metricsPorts = Array.from({ length: workerCount }, (_, i) => workerMetricsPort(ports.frontendGrpc, i));
+  await assertPortsFree(ports, httpPort, metricsPorts, address);
   // The namespace is registered over gRPC: the cluster needs no Temporal CLI.
   const server = await step('binaries', () => findTemporalServerBinaries({ env, output, ...paths }));
 
@@ -247,7 +250,9 @@ export async function startProductionCluster(options: ProductionClusterOptions):
         restart,
       });
 
-    const workers = Array.from({ length: workerCount }, (_, i) => node(`worker-${i + 1}`, ['worker', '--allow-parallel-in-progress', policy]));
+    const workers = Array.from({ length: workerCount }, (_, i) =>
+      node(`worker-${i + 1}`, ['worker', '--allow-parallel-in-progress', policy, '--metrics-port', String(metricsPorts[i])]),
+    );
     await step('workers', async () => {
       const ready = workers.map((worker) => {
         const polling = worker.waitForLine(/^worker polling task queue/, 180_000);
@@ -283,6 +288,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       postgres,
       temporal,
       workers,
+      workerMetricsUrls: metricsPorts.map((p) => `http://127.0.0.1:${p}/metrics`),
       http,
       timings,
       logFiles,
@@ -296,7 +302,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
 }
 
 /** Refuses before anything starts when a port of the cluster is taken, naming the port and its role. */
-async function assertPortsFree(ports: ClusterPorts, httpPort: number | false, address: string): Promise<void> {
+async function assertPortsFree(ports: ClusterPorts, httpPort: number | false, metricsPorts: readonly number[], address: string): Promise<void> {
   const roles: Array<[string, number]> = [
     ['the Temporal frontend (--port)', ports.frontendGrpc],
     ["the Temporal frontend's HTTP API (--port + 10)", ports.frontendHttp],
@@ -310,6 +316,7 @@ async function assertPortsFree(ports: ClusterPorts, httpPort: number | false, ad
     ['PostgreSQL (--port - 1800)', ports.postgres],
   ];
   if (httpPort !== false) roles.push(['the HTTP API and dashboard (--http-port)', httpPort]);
+  metricsPorts.forEach((port, i) => roles.push([`worker-${i + 1}'s metrics (--port + ${20 + i})`, port]));
   for (const [role, port] of roles) {
     const problem = await bindProblem('127.0.0.1', port);
     if (!problem) continue;

@@ -1,23 +1,24 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLUSTER_PORT_RANGE, clusterPorts } from './cluster-ports';
+import { CLUSTER_PORT_RANGE, clusterPorts, workerMetricsPort } from './cluster-ports';
 import { bindProblem } from './dev-server';
 import { startProductionCluster, type ProductionCluster, type ProductionClusterOptions } from './production-cluster';
 
 /**
- * Finds a frontend port whose derived cluster ports (PostgreSQL, membership, services) are all
- * free right now, chosen at random from 10000 up to {@link CLUSTER_PORT_RANGE}'s maximum: below
+ * Finds a frontend port whose derived cluster ports (PostgreSQL, membership, services, the
+ * metrics of `workers` workers) are all free right now, chosen at random from 10000 up to {@link CLUSTER_PORT_RANGE}'s maximum: below
  * the ephemeral ports the operating system hands out (which `findFreePort` returns, and which
  * Temporal's membership table could not store). Meant for tests and benchmarks; another process
  * may take a port before it is used.
  *
  * @throws {Error} no such port was found in 100 tries.
  */
-export async function findFreeClusterPort(): Promise<number> {
+export async function findFreeClusterPort(workers = 2): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = 10_000 + Math.floor(Math.random() * (CLUSTER_PORT_RANGE.max - 10_000));
-    const problems = await Promise.all(Object.values(clusterPorts(port)).map((p) => bindProblem('127.0.0.1', p)));
+    const metrics = Array.from({ length: workers }, (_, i) => workerMetricsPort(port, i));
+    const problems = await Promise.all([...Object.values(clusterPorts(port)), ...metrics].map((p) => bindProblem('127.0.0.1', p)));
     if (problems.every((problem) => problem === undefined)) return port;
   }
   throw new Error('found no frontend port whose derived cluster ports are all free');
@@ -41,7 +42,7 @@ export async function startThrowawayCluster(options: ThrowawayClusterOptions): P
   let cluster: ProductionCluster;
   try {
     await chmod(folder, 0o755);
-    cluster = await startProductionCluster({ ...options, port: await findFreeClusterPort(), dataDir: join(folder, 'data') });
+    cluster = await startProductionCluster({ ...options, port: await findFreeClusterPort(options.workers ?? 2), dataDir: join(folder, 'data') });
   } catch (error) {
     await remove();
     throw error;

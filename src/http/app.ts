@@ -2,12 +2,16 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
+import { Registry } from 'prom-client';
 import type { SessionClient } from '../client';
+import { HttpServiceMetrics } from '../metrics';
 import type { TodoPolicy } from '../todo';
 import { AllowedHosts } from './allowed-hosts';
 import { errorAnswer } from './http-errors';
 import { guardRequests } from './request-guards';
+import { meterRequests } from './request-metrics';
 import { agentRoutes } from './routes/agent';
+import { metricsRoutes } from './routes/metrics';
 import { sessionEventRoutes } from './routes/session-events';
 import { sessionRoutes } from './routes/sessions';
 import { systemRoutes } from './routes/system';
@@ -41,6 +45,11 @@ export interface HttpAppOptions {
   temporalTimeoutMs?: number;
   /** Pause between polls of a watched session for the event stream (default 250 ms). */
   pollMs?: number;
+  /**
+   * Where the service counts what it does (its `todo_write` answers, its requests), served at
+   * `GET /metrics`; a registry of its own unless given.
+   */
+  metrics?: Registry;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -63,6 +72,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   const schemas = apiSchemas();
   const STATIC_FILES = staticFiles();
   const hosts = new AllowedHosts(options.allowedHosts);
+  const registry = options.metrics ?? new Registry();
+  const metrics = new HttpServiceMetrics(registry);
   // A request that breaks a route's schema gets one sentence and 400, never zod's issue list.
   const app = new OpenAPIHono({ defaultHook: refuseInvalid() });
 
@@ -77,6 +88,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   });
   app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}`, code: 'no-such-endpoint' }, 404));
 
+  // First, so that every answer is timed, the guards' refusals included.
+  meterRequests(app, metrics);
   app.use('*', async (c, next) => {
     await next();
     // Untrusted todo text must never become markup or script anywhere this service answers
@@ -104,9 +117,10 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   }
 
   systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
-  sessionRoutes(app, { client, reader, calls, schemas });
+  sessionRoutes(app, { client, reader, calls, schemas, todoWrites: metrics.todoWrites });
   agentRoutes(app, { client, calls, schemas });
   sessionEventRoutes(app, { reader, schemas });
+  metricsRoutes(app, registry);
   return { app, reader, hosts };
 }
 

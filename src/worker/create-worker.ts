@@ -1,4 +1,5 @@
 import { NativeConnection, Worker, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import { Registry } from 'prom-client';
 import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { assertSessionSearchAttributes } from './search-attributes-check';
@@ -28,6 +29,12 @@ export interface CreateWorkerOptions extends TodoPolicy {
   /** Workflows kept in memory between tasks; 0 forces a full replay on every task. */
   maxCachedWorkflows?: number;
   /**
+   * The prom-client registry the agent loop's activities count into (writes, model calls,
+   * tokens, turns: docs/observability.md); one of the worker's own unless given. Serve it
+   * yourself, or run `agent-sessions worker --metrics-port` to serve it with Temporal's metrics.
+   */
+  metrics?: Registry;
+  /**
    * The user's own Temporal plugins (Temporal's AI SDK or OpenAI Agents plugins, interceptors,
    * OpenTelemetry), composed after this project's {@link AgentSessionsPlugin}: a plugin that
    * changes the workflow bundle gets the bundle built with it (not from the cache).
@@ -54,6 +61,8 @@ export interface SessionWorker {
   readonly policy: TodoPolicy;
   /** The deployment version it serves: sessions it starts are pinned to it. */
   readonly version: DeploymentVersion;
+  /** Where its activities count (the `metrics` option, or the worker's own registry). */
+  readonly metrics: Registry;
   /**
    * Settles once the version is known to the server, after `run()` began polling: made current
    * when the deployment had no current version, else left waiting for `release promote`.
@@ -93,6 +102,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
     deploymentName: options.deployment?.name ?? config.taskQueue,
     buildId: options.deployment?.buildId ?? (inputs !== undefined ? computeBuildId(inputs, activityInputs()) : buildIdOfCode(bundle.code)),
   };
+  const metrics = options.metrics ?? new Registry();
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   let worker: Worker;
@@ -110,7 +120,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       workflowBundle: bundle,
-      plugins: [new AgentSessionsPlugin(policy, options.agent !== undefined ? { agent: options.agent } : {}), ...plugins],
+      plugins: [new AgentSessionsPlugin(policy, { metrics, ...(options.agent !== undefined ? { agent: options.agent } : {}) }), ...plugins],
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
   } catch (error) {
@@ -126,6 +136,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
     namespace: config.namespace,
     policy,
     version,
+    metrics,
     registered: register,
     async run() {
       try {

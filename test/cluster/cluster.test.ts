@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bindProblem, findFreePort } from '../../src/devserver/dev-server';
-import { CLUSTER_PORT_RANGE, clusterPorts } from '../../src/devserver/cluster-ports';
+import { CLUSTER_PORT_RANGE, clusterPorts, workerMetricsPort } from '../../src/devserver/cluster-ports';
 import { findFreeClusterPort } from '../../src/devserver/throwaway-cluster';
 import { isProcessAlive } from '../../src/devserver/executables';
 import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
-import { ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
+import { metricSeries, parseMetrics, ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
 
 /** The first start may build the server binaries with Go. */
 const FIRST_START_MS = 15 * 60_000;
@@ -108,12 +108,29 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
   const viaHttp = await fetch(`http://127.0.0.1:${httpPort}/sessions/cluster-demo/todos`);
   assert.deepEqual(await viaHttp.json(), todos);
 
+  // Each worker serves Temporal's metrics and ours on its own port, as the summary prints them;
+  // the HTTP service counted the read it answered, by its route.
+  const metricsPorts = [workerMetricsPort(port, 0), workerMetricsPort(port, 1)];
+  assert.match(
+    first.output(),
+    new RegExp(`Metrics \\(Prometheus\\): worker-1 http://127\\.0\\.0\\.1:${metricsPorts[0]}/metrics, worker-2 http://127\\.0\\.0\\.1:${metricsPorts[1]}/metrics, HTTP service http://127\\.0\\.0\\.1:${httpPort}/metrics`),
+  );
+  for (const metricsPort of metricsPorts) {
+    const samples = parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+    assert.ok(samples.some((s) => s.name === 'temporal_num_pollers'), `worker metrics on ${metricsPort} hold Temporal's`);
+  }
+  const served = parseMetrics(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text());
+  assert.deepEqual(
+    metricSeries(served, 'agent_sessions_http_request_duration_seconds_count').filter((s) => s.labels['route'] === '/sessions/{id}/todos'),
+    [{ labels: { method: 'GET', route: '/sessions/{id}/todos', status: '200' }, value: 1 }],
+  );
+
   const beforeStop = first.output().length;
   const stopped = await stopCluster(first);
   assert.equal(stopped.code, 0, first.output());
   assert.ok(stopped.children.length >= 5, `expected PostgreSQL, Temporal, two workers and HTTP below the cluster, got ${stopped.children.length}`);
   assert.deepEqual(stopped.children.filter(isProcessAlive), [], `processes left behind:\n${first.output()}`);
-  for (const p of [...Object.values(clusterPorts(port)), httpPort]) assert.equal(await bindProblem('127.0.0.1', p), undefined, `port ${p} still taken`);
+  for (const p of [...Object.values(clusterPorts(port)), httpPort, ...metricsPorts]) assert.equal(await bindProblem('127.0.0.1', p), undefined, `port ${p} still taken`);
   // Ctrl-C prints one line per part that stopped, and nothing else (the server's chatter is in its log).
   const afterStop = first.output().slice(beforeStop);
   assert.deepEqual(afterStop.split('\n').filter((line) => line !== ''), [

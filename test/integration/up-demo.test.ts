@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { findFreePort } from '../../src/devserver';
-import { ROOT, runCli, spawnCli, uniqueId, until } from '../helpers';
+import { metricSeries, parseMetrics, ROOT, runCli, spawnCli, uniqueId, until } from '../helpers';
 
 // `npm start` is `agent-sessions up`: the first thing a newcomer runs. With no model configured it
 // must start a worker, the HTTP service and the scripted demo model, say so, print commands that
@@ -53,6 +53,19 @@ test('npm start (agent-sessions up) runs the scripted demo end to end: the chat 
   const usage = await runCli(['usage', id, '--json'], { env });
   assert.equal(usage.code, 0, usage.stderr);
   assert.equal(JSON.parse(usage.stdout).session.model_calls, 5);
+
+  // Metrics are on: the worker's on a free port, the HTTP service's at /metrics, both printed.
+  const metrics = new RegExp(`Metrics \\(Prometheus\\): worker (http://127\\.0\\.0\\.1:\\d+/metrics), HTTP service ${base}/metrics`).exec(output)?.[1];
+  assert.ok(metrics !== undefined, `the metrics endpoints in:\n${output}`);
+  const worker = parseMetrics(await (await fetch(metrics)).text());
+  assert.deepEqual(metricSeries(worker, 'agent_sessions_turns_total'), [{ labels: { outcome: 'completed' }, value: 1 }]);
+  assert.equal(metricSeries(worker, 'agent_sessions_model_calls_total').reduce((sum, s) => sum + s.value, 0), 5);
+  assert.ok(worker.some((sample) => sample.name.startsWith('temporal_')), "Temporal's own metrics are there too");
+  const served = parseMetrics(await (await fetch(`${base}/metrics`)).text());
+  assert.deepEqual(
+    metricSeries(served, 'agent_sessions_http_request_duration_seconds_count').filter((sample) => sample.labels['route'] === '/sessions/{id}/todos'),
+    [{ labels: { method: 'GET', route: '/sessions/{id}/todos', status: '200' }, value: 1 }],
+  );
 
   started.child.kill('SIGINT');
   let timer: NodeJS.Timeout | undefined;

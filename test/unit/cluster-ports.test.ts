@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLUSTER_PORT_RANGE, clusterPorts } from '../../src/devserver/cluster-ports';
+import { CLUSTER_PORT_RANGE, clusterPorts, workerMetricsPort } from '../../src/devserver/cluster-ports';
 
 test('the default frontend port gives the Temporal services the ports of Temporal\'s own configuration', () => {
   assert.deepEqual(clusterPorts(7233), {
@@ -37,4 +37,12 @@ test('a frontend port whose derived ports would be privileged or too large for T
       return true;
     });
   }
+});
+
+test("the workers' metrics ports follow the frontend port, clear of every other port of the cluster and of one 100 ports up", () => {
+  assert.deepEqual([workerMetricsPort(7233, 0), workerMetricsPort(7233, 1)], [7253, 7254]);
+  const metrics = Array.from({ length: 64 }, (_, i) => workerMetricsPort(7233, i));
+  const taken = new Set([...Object.values(clusterPorts(7233)), ...Object.values(clusterPorts(7333))]);
+  assert.deepEqual(metrics.filter((port) => taken.has(port)), []);
+  assert.ok(workerMetricsPort(CLUSTER_PORT_RANGE.max, 63) <= 65535);
 });

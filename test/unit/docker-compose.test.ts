@@ -41,6 +41,7 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   build?: unknown;
   volumes?: Array<{ type: string; source: string; target: string; read_only?: boolean }>;
+  secrets?: Array<{ source: string; target: string }>;
 }
 
 function services(vars: Record<string, string>): Record<string, ComposeService> {
@@ -68,7 +69,7 @@ test('the stack has PostgreSQL, Temporal, its UI and scalable workers, with no a
   for (const [name, service] of Object.entries(all)) {
     assert.doesNotMatch(service.image ?? '', /auto-setup/, `${name} uses the deprecated auto-setup image`);
     // The project's own image is built from this repository, not pulled.
-    if (service.image !== 'agent-sessions:local') assert.match(service.image ?? '', /:[0-9][^:]*$/, `${name} pins no version: ${service.image}`);
+    if (service.image !== 'agent-sessions:local') assert.match(service.image ?? '', /:v?[0-9][^:]*$/, `${name} pins no version: ${service.image}`);
   }
   assert.equal(all['temporal']?.depends_on?.['temporal-admin-tools']?.condition, 'service_completed_successfully');
   assert.equal(all['worker']?.depends_on?.['temporal-create-namespace']?.condition, 'service_completed_successfully');
@@ -135,4 +136,33 @@ test("the namespace job registers every search attribute the sessions index them
   for (const [name, type] of Object.entries(SESSION_SEARCH_ATTRIBUTES)) {
     assert.ok(text.includes(`${name}=${type}`), `${name}=${type} is registered by temporal-create-namespace`);
   }
+});
+
+test('Prometheus scrapes the HTTP service with its token and every worker on the metrics port the worker serves', { skip }, () => {
+  const all = services(SECRETS);
+  const prometheus = all['prometheus'];
+  assert.ok(prometheus, 'a prometheus service');
+  assert.match(prometheus.image ?? '', /^prom\/prometheus:v\d+\.\d+\.\d+$/);
+  assert.ok((prometheus.ports ?? []).every((port) => port.host_ip === '127.0.0.1'), 'its UI has no login: loopback only');
+  const config = (prometheus.volumes ?? []).find((volume) => volume.target === '/etc/prometheus/prometheus.yml');
+  assert.equal(config?.source, join(root, 'deploy', 'prometheus', 'prometheus.yml'));
+  assert.equal(config?.read_only, true);
+  const text = readFileSync(config.source, 'utf8');
+
+  // The workers: the port Prometheus asks every replica for is the one each one serves on all interfaces.
+  const command = all['worker']?.command ?? [];
+  const port = command[command.indexOf('--metrics-port') + 1];
+  assert.equal(command[command.indexOf('--metrics-host') + 1], '0.0.0.0');
+  assert.match(text, new RegExp(`dns_sd_configs:\\s+- names: \\["worker"\\]\\s+type: A\\s+port: ${port}\\b`));
+  assert.equal(all['worker']?.ports, undefined, 'still no host port: the workers scale');
+
+  // The HTTP service: its port, and its token from the same variable as the service's own, as a file.
+  const http = all['http'];
+  const httpPort = http?.command?.[(http.command.indexOf('--port') + 1)];
+  assert.match(text, new RegExp(`targets: \\["http:${httpPort}"\\]`));
+  const secret = (prometheus.secrets ?? []).find((s) => s.source === 'agent_sessions_token');
+  assert.ok(secret, 'the token is mounted as a secret');
+  assert.match(text, new RegExp(`credentials_file: ${secret.target}\\n`));
+  const declared = (JSON.parse(compose(['config', '--format', 'json'], SECRETS).stdout) as { secrets: Record<string, { environment?: string }> }).secrets;
+  assert.equal(declared['agent_sessions_token']?.environment, 'AGENT_SESSIONS_TOKEN');
 });

@@ -102,7 +102,9 @@ const CLIENT_ALLOWED = ['@temporalio/client', '../todo', '../../workflows/messag
 
 layer('src/client', { refused: CLIENT_REFUSED, allowed: CLIENT_ALLOWED });
 
-layer('src/http', { refused: CLIENT_REFUSED, allowed: [...CLIENT_ALLOWED, 'hono', '../client'] });
+layer('src/http', { refused: CLIENT_REFUSED, allowed: [...CLIENT_ALLOWED, 'hono', '../client', '../metrics'] });
+
+layer('src/metrics', { refused: CLIENT_REFUSED, allowed: ['prom-client', '../client/errors'] });
 
 test('clients may not import worker code even as types', async () => {
   await assertRefused('src/client', typeImport('../worker/replay'), '../worker/replay');

@@ -46,6 +46,7 @@ test('an empty environment gives the documented defaults and no policy', () => {
   assert.equal(settings.policy, undefined);
   assert.equal(settings.continueAsNewAfter, undefined);
   assert.deepEqual({ ...settings.http }, { host: '127.0.0.1', port: 8080, corsOrigins: [], allowedHosts: [] });
+  assert.deepEqual(settings.metrics, { host: '127.0.0.1' }, 'no worker metrics endpoint unless asked for');
   assert.deepEqual(settings.paths, { cacheDir: join(homedir(), '.cache', 'agent-sessions'), dataDir: join(CWD, 'data') });
   const { apiKey, ...agent } = settings.agent;
   assert.equal(apiKey(), undefined);
@@ -54,7 +55,7 @@ test('an empty environment gives the documented defaults and no policy', () => {
 
 test('empty and blank variables count as unset, as compose writes them for an unset default', () => {
   const blank = Object.fromEntries(
-    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_WORKSPACE'].map(
+    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_WORKSPACE', 'AGENT_SESSIONS_METRICS_PORT', 'AGENT_SESSIONS_METRICS_HOST'].map(
       (name) => [name, '  '],
     ),
   );
@@ -164,6 +165,23 @@ describe('the HTTP service', () => {
     assert.equal(http.port, 9090);
     for (const port of [0, 65536, 80.5]) assertRefused({}, `the HTTP port must be an integer from 1 to 65535, got ${port}`, { httpPort: port });
     assertRefused({}, /^--host must name an address to bind/, { httpHost: ' ' });
+  });
+});
+
+describe("the worker's metrics endpoint", () => {
+  test('the port and host come from AGENT_SESSIONS_METRICS_PORT and AGENT_SESSIONS_METRICS_HOST, the flags winning', () => {
+    assert.deepEqual(load({ AGENT_SESSIONS_METRICS_PORT: ' 9464 ', AGENT_SESSIONS_METRICS_HOST: '0.0.0.0' }).metrics, { port: 9464, host: '0.0.0.0' });
+    assert.deepEqual(load({ AGENT_SESSIONS_METRICS_PORT: 'oops', AGENT_SESSIONS_METRICS_HOST: '0.0.0.0' }, { metricsPort: '0', metricsHost: '::1' }).metrics, { port: 0, host: '::1' });
+  });
+
+  test('a port that is not an integer from 0 to 65535 is refused naming the flag or the variable and the value', () => {
+    for (const port of ['nine', '-1', '65536', '80.5', '0x50', ' ']) {
+      assertRefused({}, `--metrics-port must be an integer from 0 to 65535 (0: any free port), got ${JSON.stringify(port)}`, { metricsPort: port });
+    }
+    for (const port of ['nine', '70000']) {
+      assertRefused({ AGENT_SESSIONS_METRICS_PORT: port }, `AGENT_SESSIONS_METRICS_PORT must be an integer from 0 to 65535 (0: any free port), got ${JSON.stringify(port)}`);
+    }
+    assertRefused({}, /^--metrics-host must name an address to bind/, { metricsHost: '' });
   });
 });
 

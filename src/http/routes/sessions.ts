@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { InvalidInputError, TREE_PAGE_LIMIT, treeJson, type SessionClient } from '../../client';
 import { foldHistory, runsOf } from '../../history/session-history';
+import type { TodoWriteMetrics } from '../../metrics';
 import { readJsonBody, strictJsonBody } from '../json-body';
 import type { SessionReader } from '../session-reader';
 import type { TemporalCalls } from '../temporal-calls';
@@ -15,6 +16,8 @@ export interface SessionRoutes {
   reader: SessionReader;
   calls: TemporalCalls;
   schemas: ApiSchemas;
+  /** Counts the answers to the service's own writes. */
+  todoWrites: TodoWriteMetrics;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface SessionRoutes {
  * timeline), write its list, start and end turns, spawn subagents, close it. Each route is
  * declared once: the declaration validates the request and documents it.
  */
-export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas: s }: SessionRoutes): void {
+export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas: s, todoWrites }: SessionRoutes): void {
   const errors = commonErrors(s);
   const accepted = json(z.object({ accepted: z.boolean() }), 'Sent');
 
@@ -210,7 +213,9 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       // Chosen here, not in the client, so that an answer that never came can still name it.
       const updateId = headers['Idempotency-Key'] || randomUUID();
       const expectedVersion = ifMatchVersion(headers['If-Match']);
-      const result = await calls.change(id, () => client.todoWrite(id, body, { updateId, ...(expectedVersion !== undefined ? { expectedVersion } : {}) }), updateId);
+      const result = await todoWrites.count(updateId, () =>
+        calls.change(id, () => client.todoWrite(id, body, { updateId, ...(expectedVersion !== undefined ? { expectedVersion } : {}) }), updateId),
+      );
       c.header('ETag', `"${result.version}"`);
       return c.json(result, 200);
     },
