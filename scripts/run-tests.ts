@@ -21,6 +21,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { TEMPORAL_SERVER_VERSION, findFreePort, findTemporalCli, startDevServer, startThrowawayCluster } from '../src/devserver';
+import { findTemporalUiBinary } from '../src/devserver/temporal-ui-binary';
 
 const ROOT = join(__dirname, '..');
 const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/faults', 'test/browser'];
@@ -31,6 +32,9 @@ type Target = 'dev' | 'cluster';
 
 /** The dashboard's tests in Chromium: run after the other shared-server files, alone. */
 const BROWSER_SUITE = 'test/browser';
+
+/** Test files that run `agent-sessions up` with its own server, and so the Temporal Web UI. */
+const NEEDS_WEB_UI = ['test/integration/up-demo.test.ts'];
 
 /** Test files that start whole clusters of their own: run after the others, one at a time. */
 const CLUSTER_SUITE = 'test/cluster';
@@ -126,13 +130,24 @@ async function main(): Promise<number> {
 
   let server: { address: string; stop(): Promise<unknown> } | undefined;
   if (shared.length > 0 && target === 'dev') {
-    server = await startDevServer({
-      port: await findFreePort(),
-      uiPort: false,
-      stdio: 'ignore',
-      dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
-    });
-    process.stderr.write(`Temporal dev server for the tests at ${server.address} (ready in ${Date.now() - started} ms)\n`);
+    // `up` with its own server (up-demo) starts the Web UI too: on a machine that has never built
+    // it, the first build takes minutes, which belongs here, beside the server's, not inside that
+    // test's time limit.
+    const ui = shared.some((file) => NEEDS_WEB_UI.includes(relative(ROOT, join(ROOT, file))))
+      ? findTemporalUiBinary({ output: process.stderr })
+      : Promise.resolve(undefined);
+    const [dev] = await Promise.all([
+      (async () =>
+        startDevServer({
+          port: await findFreePort(),
+          uiPort: false,
+          stdio: 'ignore',
+          dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
+        }))(),
+      ui,
+    ]);
+    server = dev;
+    process.stderr.write(`Temporal dev server for the tests at ${dev.address} (ready in ${Date.now() - started} ms)\n`);
   } else if (shared.length > 0) {
     const log = join(output, 'cluster-server.log');
     const cluster = await startThrowawayCluster({
