@@ -2,8 +2,10 @@
 export * from './errors';
 export { grpcCode, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, isWorkflowNotReady, withBusyRetry, type BusyRetryOptions } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
+export { resolveForkPoint, type ForkAt } from './fork-point';
 export {
   SessionClient,
+  type ForkResult,
   type SessionClientOptions,
   type SessionTree,
   type StartResult,

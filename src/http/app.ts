@@ -8,6 +8,7 @@ import { AllowedHosts } from './allowed-hosts';
 import { errorAnswer } from './http-errors';
 import { guardRequests } from './request-guards';
 import { agentRoutes } from './routes/agent';
+import { forkRoutes } from './routes/fork';
 import { sessionEventRoutes } from './routes/session-events';
 import { sessionRoutes } from './routes/sessions';
 import { systemRoutes } from './routes/system';
@@ -106,6 +107,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
   sessionRoutes(app, { client, reader, calls, schemas });
   agentRoutes(app, { client, calls, schemas });
+  forkRoutes(app, { client, schemas });
   sessionEventRoutes(app, { reader, schemas });
   return { app, reader, hosts };
 }
