@@ -215,9 +215,10 @@ export function buildProgram(): Command {
       withClient(async (client) => {
         const s = await client.session(sessionId);
         if (options.json === true) return print(JSON.stringify(s));
+        const forked = s.forkedFrom ? `\nforked from ${s.forkedFrom.id} at event ${s.forkedFrom.eventId} of run ${s.forkedFrom.runId}` : '';
         print(
           `session ${s.sessionId}: ${s.closed ? 'closed' : 'open'}, turn ${s.turn} ${s.turnOpen ? '(in progress)' : '(ended)'}, ` +
-            `version ${s.version}\n${renderTodoList(s.todos, '  ')}`,
+            `version ${s.version}${forked}\n${renderTodoList(s.todos, '  ')}`,
         );
       }),
     );

@@ -397,6 +397,7 @@ describe('the fork over HTTP and on the command line', () => {
     assert.match(forked.stdout, new RegExp(`^forked session ${atEvent} from ${source.id} at event 25 of run ${first.runId}: turn \\d+, `));
     const shown = JSON.parse((await cli('session', atEvent, '--json')).stdout) as SessionSnapshot;
     assert.deepEqual(shown.forkedFrom, { id: source.id, runId: first.runId, eventId: 25 });
+    assert.match((await cli('session', atEvent)).stdout, new RegExp(`\\nforked from ${source.id} at event 25 of run ${first.runId}\\n`));
 
     const before = await cli('fork', source.id, uniqueId('cli-before'), '--before-turn', '2');
     assert.equal(before.code, 0, before.stderr);
