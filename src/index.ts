@@ -3,8 +3,11 @@ export {
   MissingSessionIdError,
   SessionClient,
   SessionClosedError,
+  SessionExistsError,
   SessionNotFoundError,
   TodoRejectedError,
+  type ForkAt,
+  type ForkResult,
   type StartResult,
   type TodoWriteOptions,
 } from './client';

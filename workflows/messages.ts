@@ -149,4 +149,7 @@ export const sessionWakeSignal = defineSignal<[SessionMessageInput]>('session/wa
 /** The workflow type of `release promote`'s check, run on the new build (see {@link releaseCheck}). */
 export const RELEASE_CHECK_WORKFLOW_TYPE = 'releaseCheck';
 
+/** The workflow type that computes the state a fork starts from, on the worker side (`workflows/fork-point.ts`). */
+export const FORK_POINT_WORKFLOW_TYPE = 'forkPoint';
+
 export type { ChatMessage, SessionSnapshot, SubagentSpawnInput, ToolDecisionInput, TodoItem, TodoList, TodoWriteResult, TurnOutcome, Usage, UserMessageInput };

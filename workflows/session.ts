@@ -25,7 +25,6 @@ import {
   applySessionEvent,
   assertCarriedAgent,
   assertCarriedState,
-  carriedState,
   checkCarriedSample,
   checkSessionInput,
   checkWriteOptions,
@@ -33,7 +32,8 @@ import {
   countTodos,
   findReceipt,
   ignoredSignalReason,
-  INITIAL_SESSION_STATE,
+  runStartAgent,
+  runStartState,
   SessionInputRejection,
   sessionIndexValues,
   snapshotSession,
@@ -52,6 +52,7 @@ import {
 import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
 import { indexSession } from './session-index';
+import { observeSession } from './session-observer';
 import {
   closeUpdate,
   DEFAULT_CONTINUE_AS_NEW_AFTER,
@@ -104,8 +105,11 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const input = checkedInput(rawInput, info);
   if (input.carried !== undefined) assertCarriedState(input.carried);
   if (input.carriedAgent !== undefined) assertCarriedAgent(input.carriedAgent);
-  let state: SessionState = input.carried !== undefined ? carriedState(input.carried) : INITIAL_SESSION_STATE;
-  const about = { parent: input.parent ?? null, task: input.task ?? null };
+  // A fork's first run starts from the state it was given (checked with its input); every other
+  // run from the state it carried, or from nothing.
+  let state: SessionState = runStartState(input);
+  const fork = input.fork !== undefined ? { from: input.fork.from, children: input.fork.children } : undefined;
+  const about = { parent: input.parent ?? null, task: input.task ?? null, fork };
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
   let appliedThisRun = 0;
   /** Subagents whose child is being started: taken for the validator, not yet recorded. */
@@ -114,7 +118,9 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const signalled = new Set<string>();
   /** A `session/wake` came: at the next boundary, ask whether this session's build is still served. */
   let releaseCheckAsked = false;
-  const agent = new AgentLoop({ sessionId, state: () => state }, input.carriedAgent);
+  const agent = new AgentLoop({ sessionId, state: () => state }, runStartAgent(input));
+  // What a fork reads of this session when it replays its history up to an event (no command).
+  observeSession(() => ({ state, agent: agent.state }));
   // The session's search attributes follow its state, so listing sessions is one visibility call.
   const flushIndex = indexSession(() => sessionIndexValues(state, about.parent));
   // A subagent spawned by a model runs its task as its first message, then closes.
@@ -260,7 +266,13 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   }
 
   /** The input of the next run: the whole state, and the agent's once it has any. */
-  const nextInput = (): SessionInput => ({ ...input, carried: state, ...(agent.state.revision > 0 ? { carriedAgent: agent.state } : {}) });
+  // A fork's next runs keep where it came from, not the state it started with: that is carried.
+  const nextInput = (): SessionInput => ({
+    ...input,
+    ...(fork !== undefined ? { fork } : {}),
+    carried: state,
+    ...(agent.state.revision > 0 ? { carriedAgent: agent.state } : {}),
+  });
   setHandler(carriedQuery, nextInput);
   setHandler(todosQuery, () => state.todos);
   setHandler(sessionQuery, () => snapshotSession(sessionId, state, about, agent.state));

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { AgentSessionsError, InvalidInputError, SessionClient, type ErrorCode } from '../client';
+import { AgentSessionsError, InvalidInputError, SessionClient, type ErrorCode, type ForkResult } from '../client';
 import { AGENT_DEFAULTS, TEMPORAL_DEFAULTS, type Settings } from '../config';
 import { renderCounts } from '../todo/counts';
 import { renderTodoList } from '../todo/render-list';
@@ -237,12 +237,39 @@ export function buildProgram(): Command {
       withClient(async (client) => {
         const s = await client.session(sessionId);
         if (options.json === true) return print(JSON.stringify(s));
+        const forked = s.forkedFrom ? `\nforked from ${s.forkedFrom.id} at event ${s.forkedFrom.eventId} of run ${s.forkedFrom.runId}` : '';
         print(
           `session ${s.sessionId}: ${s.closed ? 'closed' : 'open'}, turn ${s.turn} ${s.turnOpen ? '(in progress)' : '(ended)'}, ` +
-            `version ${s.version}\n${renderTodoList(s.todos, '  ')}`,
+            `version ${s.version}${forked}\n${renderTodoList(s.todos, '  ')}`,
         );
       }),
     );
+
+  program
+    .command('fork')
+    .description(
+      "start NEW as a copy of SOURCE's state at one event of its history (the newest by default): the list, the turn count, " +
+        'the transcript and the usage; SOURCE is not touched. A turn running at that event is ended in NEW; subagents are not copied',
+    )
+    .argument('<source>', 'the session to fork (running or closed)')
+    .argument('<new>', 'the id of the new session (not taken)')
+    .option('--at <event-id>', 'the history event to fork at, as `temporal workflow show` numbers the run', (value) => parsePositive(value, '--at', 'a history event id'))
+    .option('--run <run-id>', 'with --at: the run of the continue-as-new chain the event id is in (default: the current run)')
+    .option('--before-turn <n>', 'fork at the state just before turn n began (the event before its turn/start)', (value) => parsePositive(value, '--before-turn', 'a turn number'))
+    .action(async (source: string, newId: string, options: { at?: number; run?: string; beforeTurn?: number }) => {
+      if (options.at !== undefined && options.beforeTurn !== undefined) throw new UsageError('fork takes --at EVENT_ID or --before-turn N, not both');
+      if (options.run !== undefined && options.at === undefined) throw new UsageError('--run RUN_ID names the run of an --at EVENT_ID; give --at too');
+      const at =
+        options.at !== undefined
+          ? { eventId: options.at, ...(options.run !== undefined ? { runId: options.run } : {}) }
+          : options.beforeTurn !== undefined
+            ? { beforeTurn: options.beforeTurn }
+            : {};
+      await withClient(async (client) => {
+        const forked = await client.fork(source, newId, at);
+        print(renderFork(forked));
+      });
+    });
 
   program
     .command('close')
@@ -322,6 +349,7 @@ const EXIT_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
   rejected: EXIT.failed,
   'session-not-found': EXIT.failed,
   'session-closed': EXIT.failed,
+  'session-exists': EXIT.failed,
   'invalid-session-id': EXIT.failed,
   'session-broken': EXIT.failed,
   'no-worker': EXIT.failed,
@@ -381,6 +409,23 @@ function parseVersion(value: string): number {
   const version = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(version)) throw new UsageError(`--expected-version must be a non-negative integer, got ${JSON.stringify(value)}`);
   return version;
+}
+
+function parsePositive(value: string, flag: string, what: string): number {
+  const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!(Number.isInteger(n) && n >= 1)) throw new UsageError(`${flag} must be a positive integer (${what}), got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** What `fork` prints: where the new session came from and what it starts with. */
+function renderFork(forked: ForkResult): string {
+  const { forkedFrom: from, session: s } = forked;
+  const list = s.todos === null ? 'no list' : `${s.todos.length} todo${s.todos.length === 1 ? '' : 's'} (${s.counts.pending} pending, ${s.counts.in_progress} in progress, ${s.counts.completed} completed)`;
+  const lines = [`forked session ${forked.sessionId} from ${from.id} at event ${from.eventId} of run ${from.runId}: turn ${s.turn}, ${list}, version ${s.version}`];
+  if (forked.forkedChildren.length > 0) {
+    lines.push(`subagents open at that event, not copied: ${forked.forkedChildren.map((child) => child.sessionId).join(', ')}`);
+  }
+  return lines.join('\n');
 }
 
 function parseLimit(value: string): number {

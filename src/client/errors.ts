@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'session-not-found',
   /** The session is closed and takes no more writes, turns or spawns. */
   'session-closed',
+  /** A new session was asked for (a fork) under an id a session already has: ids are never reused. */
+  'session-exists',
   /** The session id is missing or cannot name a session. */
   'invalid-session-id',
   /** The session exists but its workflow task fails, so it cannot answer or apply anything. */
@@ -87,8 +89,30 @@ export class SpawnRejectedError extends RequestRejectedError {
 /** Thrown when no session has the given id. */
 export class SessionNotFoundError extends AgentSessionsError {
   override readonly name = 'SessionNotFoundError';
-  constructor(readonly sessionId: string) {
-    super('session-not-found', `no session "${sessionId}": start it first (agent-sessions start ${sessionId})`);
+  constructor(
+    readonly sessionId: string,
+    /** What to do about it, after the colon; by default, to start it. */
+    advice = `start it first (agent-sessions start ${sessionId})`,
+  ) {
+    super('session-not-found', `no session "${sessionId}": ${advice}`);
+  }
+}
+
+/**
+ * Thrown when a new session (a fork) is asked for under an id that a session, running or
+ * closed, already has: ids are never reused, so its history stays the whole story of that id.
+ */
+export class SessionExistsError extends AgentSessionsError {
+  override readonly name = 'SessionExistsError';
+  constructor(
+    readonly sessionId: string,
+    /** Whether the session holding the id is still running. */
+    readonly running: boolean,
+  ) {
+    super(
+      'session-exists',
+      `session "${sessionId}" already exists (${running ? 'running' : 'closed'}); a fork starts a new session and ids are never reused: choose another id`,
+    );
   }
 }
 

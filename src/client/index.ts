@@ -2,6 +2,7 @@
 export * from './errors';
 export { grpcCode, isAbortedUpdate, isBusy, isResendableUpdateError, isUnavailable, isWorkflowNotReady, withBusyRetry, type BusyRetryOptions } from './transient-errors';
 export { treeJson, type TreeJson } from './tree-json';
-export { SessionClient, type SessionClientOptions, type StartResult, type TodoWriteOptions } from './session-client';
+export { resolveForkPoint, type ForkAt } from './fork-point';
+export { SessionClient, type ForkResult, type SessionClientOptions, type StartResult, type TodoWriteOptions } from './session-client';
 export { childrenQuery, listChildren, listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 export { TREE_PAGE_LIMIT, type SessionTree, type TreeOptions } from './session-tree';

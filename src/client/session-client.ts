@@ -11,13 +11,14 @@ import {
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
 import { temporal as proto } from '@temporalio/proto';
 import { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from '../config/temporal-config';
-import { exportSessionHistory } from '../history/export-history';
+import { exportSessionHistory, fetchSessionRuns, type SessionRun } from '../history/export-history';
+import { resolveForkPoint, type ForkAt } from './fork-point';
 import { connectionInterceptors } from './closed-connection';
 import { BoundedMap } from './bounded-map';
 import { ClosedTreeNodes, type TreeNodeSource } from './closed-tree-nodes';
 import { listChildren, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 import { readTree, type SessionTree, type TreeOptions } from './session-tree';
-import type { ExportedHistory } from '../history/session-history';
+import { runInputOf, type ExportedHistory } from '../history/session-history';
 // The tool's modules one by one: its index also loads the schema library, which a client that
 // only writes and reads does not need.
 import { acceptTodoWrite, trimTodoWriteArgs } from '../todo/acceptance';
@@ -31,6 +32,9 @@ import {
   NO_USAGE,
   SESSION_ID_SEPARATOR,
   topLevelIdProblem,
+  type ChildSession,
+  type ForkOrigin,
+  type SessionFork,
   type SessionSnapshot,
   type SubagentSpawnInput,
   type TodoWriteResult,
@@ -40,6 +44,7 @@ import * as wire from '../../workflows/messages';
 import type { AgentSessionInput, SubagentSpawnResult, ToolDecisionResult, Transcript, TurnOutcome, Usage, UserMessageResult } from '../../workflows/messages';
 import {
   AgentSessionsError,
+  InvalidInputError,
   InvalidSessionIdError,
   InvalidSettingError,
   MissingSessionIdError,
@@ -48,11 +53,13 @@ import {
   RequestRejectedError,
   SessionBrokenError,
   SessionClosedError,
+  SessionExistsError,
   SessionNotFoundError,
   SessionTimeoutError,
   SpawnRejectedError,
   TemporalUnavailableError,
   TodoRejectedError,
+  ReplayFailedError,
 } from './errors';
 import { grpcCode, GRPC, isResendableUpdateError, withBusyRetry } from './transient-errors';
 
@@ -63,6 +70,22 @@ export interface StartResult {
   /** `false` when the session was already running and was left as it is. */
   created: boolean;
 }
+
+/** What `fork` did. */
+export interface ForkResult {
+  /** The new session's id. */
+  sessionId: string;
+  runId: string;
+  /** The session, run and history event it was forked from. */
+  forkedFrom: ForkOrigin;
+  /** The subagents the source had open at that event (listed, not copied, not restarted). */
+  forkedChildren: ChildSession[];
+  /** The new session, as its `session` query answers right after the start. */
+  session: SessionSnapshot;
+}
+
+/** How long the worker may take to compute a fork point: the first fork on a worker also bundles its replay code. */
+const FORK_POINT_TIMEOUT = '6 minutes';
 
 /** Options of a single write. None of them is part of the model's tool arguments. */
 export interface TodoWriteOptions {
@@ -208,6 +231,104 @@ export class SessionClient {
     const described = await this.guard(sessionId, () => this.temporal.workflow.getHandle(sessionId).describe(), 'read');
     if (described.status.name !== 'RUNNING' && described.status.name !== 'CONTINUED_AS_NEW') throw new SessionClosedError(sessionId);
     return { sessionId, runId: described.runId, created: false };
+  }
+
+  /**
+   * Starts session `newId` as a fork of `sourceId` at a point of its history (see
+   * {@link ForkAt}; the newest event by default): the new session starts with the source's list,
+   * turn count, version, transcript and usage as of that event, and `forkedFrom` naming it. The
+   * source is never touched; a closed source can be forked. A turn running at that event is
+   * ended in the fork, messages waiting for a turn and calls waiting for a person are dropped,
+   * and the source's subagents are not copied: those open at that event are listed as
+   * `forkedChildren`. The state at the event is computed on the worker side (a `forkPoint`
+   * workflow replays the source's history there); everything is checked first, so a refused fork
+   * starts nothing.
+   *
+   * @throws SessionNotFoundError for a missing source; SessionExistsError when `newId` is taken;
+   *   InvalidSessionIdError for an id that cannot be a top-level session's; InvalidInputError for
+   *   an event id or turn that is not a positive integer; RequestRejectedError (`no-such-run`,
+   *   `no-such-event`, `no-such-turn`) naming the value and what the source has; NoWorkerError
+   *   when no worker polls the task queue; ReplayFailedError when the source's history does not
+   *   replay on the worker's code.
+   */
+  async fork(sourceId: string, newId: string, at: ForkAt = {}): Promise<ForkResult> {
+    requireId(sourceId);
+    requireTopLevelId(newId);
+    await this.refuseTaken(newId);
+    const runs = await this.historyRuns(sourceId).catch((error: unknown) => {
+      throw error instanceof SessionNotFoundError ? new SessionNotFoundError(sourceId, 'there is nothing to fork') : error;
+    });
+    const point = resolveForkPoint(sourceId, runs, at);
+    await this.requireWorker(newId);
+    const fork = await this.guard(sourceId, () => this.forkPointState(point), 'read');
+    const task = runs[0] !== undefined ? firstRunTask(runs[0]) : undefined;
+    let runId: string;
+    try {
+      const handle = await this.temporal.workflow.start(wire.SESSION_WORKFLOW_TYPE, {
+        ...this.startOptions(newId, { ...this.startInput, ...(task !== undefined ? { task } : {}), fork }),
+        workflowIdConflictPolicy: 'FAIL',
+        // The listing reads where a fork came from without asking the session.
+        memo: { forkedFrom: fork.from },
+      });
+      runId = handle.firstExecutionRunId;
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) throw await this.takenError(newId);
+      throw this.translate(newId, error, 'change');
+    }
+    return { sessionId: newId, runId, forkedFrom: fork.from, forkedChildren: fork.children, session: await this.session(newId) };
+  }
+
+  /**
+   * Every run of a session's continue-as-new chain, oldest first, each with its run id and
+   * history (what `exportHistory` returns, with the run ids of a single-run session too).
+   */
+  async historyRuns(sessionId: string): Promise<SessionRun[]> {
+    return this.call(sessionId, () => fetchSessionRuns(this.temporal, sessionId), 'read');
+  }
+
+  /** Refuses an id that a session, running or closed, already has. */
+  private async refuseTaken(sessionId: string): Promise<void> {
+    const taken = await this.temporal.workflow.getHandle(sessionId).describe().then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw this.translate(sessionId, error, 'read');
+      },
+    );
+    if (taken) throw await this.takenError(sessionId);
+  }
+
+  private async takenError(sessionId: string): Promise<SessionExistsError> {
+    const described = await this.temporal.workflow.getHandle(sessionId).describe().catch(() => undefined);
+    const status = described?.status.name;
+    return new SessionExistsError(sessionId, status === 'RUNNING' || status === 'CONTINUED_AS_NEW');
+  }
+
+  /** Refuses to wait for work that no worker would take: nothing polls the task queue. */
+  private async requireWorker(sessionId: string): Promise<void> {
+    const { pollers } = await this.temporal.connection.workflowService.describeTaskQueue({
+      namespace: this.temporal.options.namespace,
+      taskQueue: { name: this.taskQueue },
+      taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    if ((pollers ?? []).length === 0) throw new NoWorkerError(sessionId, this.taskQueue);
+  }
+
+  /** The state a fork at `point` starts from, computed by the `forkPoint` workflow on a worker. */
+  private async forkPointState(point: ForkOrigin): Promise<Required<SessionFork>> {
+    try {
+      return await this.temporal.workflow.execute(wire.FORK_POINT_WORKFLOW_TYPE, {
+        taskQueue: this.taskQueue,
+        workflowId: `~fork-point-${randomUUID()}`,
+        args: [{ sessionId: point.id, runId: point.runId, eventId: point.eventId }],
+        workflowExecutionTimeout: FORK_POINT_TIMEOUT,
+      });
+    } catch (error) {
+      const failure = failureOf(error);
+      if (failure?.type === 'ForkRefused') throw new InvalidInputError(failure.message);
+      if (failure?.type === 'ForkReplayFailed') throw new ReplayFailedError(`fork failed: ${failure.message}`);
+      throw error;
+    }
   }
 
   /**
@@ -636,6 +757,22 @@ export class SessionClient {
 
 /** Whether a call changes a session (its outcome matters if no answer comes) or only reads it. */
 type CallKind = 'change' | 'read';
+
+/** The task a session's first run was started with, if any: a fork keeps it. */
+function firstRunTask(run: SessionRun): string | undefined {
+  const task = runInputOf(run.history).task;
+  return typeof task === 'string' ? task : undefined;
+}
+
+/** The ApplicationFailure at the root of a failed workflow (through its activity), if any. */
+function failureOf(error: unknown): ApplicationFailure | undefined {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++) {
+    if (cause instanceof ApplicationFailure) return cause;
+    cause = cause.cause;
+  }
+  return undefined;
+}
 
 function defined<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal as proto } from '@temporalio/proto';
+import type { ForkOrigin } from '../session';
 import type { TodoCounts } from '../todo';
 import { InvalidInputError } from './errors';
 import { grpcCode } from './transient-errors';
@@ -28,6 +30,8 @@ export interface SessionListing {
   inProgressContent: string[] | null;
   /** How many subagents it has spawned; `null` for a run that does not record it. */
   subagents: number | null;
+  /** For a fork: the session, run and history event it was forked from (its memo); `null` otherwise. */
+  forkedFrom: ForkOrigin | null;
 }
 
 /** Which sessions to list, and which page. */
@@ -199,6 +203,7 @@ async function listing(
     updatedAt: (attributes.AgentSessionUpdatedAt instanceof Date ? attributes.AgentSessionUpdatedAt : started).toISOString(),
     inProgressContent: subagents === null ? null : Array.isArray(content) ? content.filter((item): item is string => typeof item === 'string') : [],
     subagents,
+    forkedFrom: forkedFromMemo(execution.memo?.fields?.forkedFrom),
   };
   if (typeof version !== 'number') return { ...base, ...(unindexed !== undefined ? await unindexed(id, running) : {}) };
   return {
@@ -206,6 +211,20 @@ async function listing(
     counts: { pending: count(attributes.AgentSessionPending), in_progress: count(attributes.AgentSessionInProgress), completed: count(attributes.AgentSessionCompleted) },
     version,
   };
+}
+
+/** The `forkedFrom` memo a fork is started with, when it has that shape. */
+function forkedFromMemo(payload: proto.api.common.v1.IPayload | null | undefined): ForkOrigin | null {
+  if (payload === null || payload === undefined) return null;
+  let value: Partial<Record<keyof ForkOrigin, unknown>> | null;
+  try {
+    value = defaultPayloadConverter.fromPayload(payload);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { id, runId, eventId } = value;
+  return typeof id === 'string' && typeof runId === 'string' && typeof eventId === 'number' ? { id, runId, eventId } : null;
 }
 
 function count(value: unknown): number {

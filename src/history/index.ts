@@ -8,7 +8,8 @@ export {
   type HistoryEventJson,
   type LoggedSignal,
 } from './history-events';
-export { exportSessionHistory } from './export-history';
+export { exportSessionHistory, fetchSessionRuns, type SessionRun } from './export-history';
+export { eventsThroughTaskOf, isTaskOutput } from './task-cut';
 export {
   foldHistory,
   historyToJson,
@@ -17,6 +18,8 @@ export {
   runInputOf,
   runsOf,
   sessionEventsFromHistory,
+  stateAtEvent,
+  timeOf,
   workflowIdOf,
   type ExportedHistory,
   type History,

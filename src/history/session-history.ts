@@ -16,11 +16,11 @@ import type { TodoCounts } from '../todo/todo-item';
 import {
   applySessionEvent,
   assertCarriedState,
-  carriedState,
   checkSessionInput,
   childSessionId,
   ignoredSignalReason,
   INITIAL_SESSION_STATE,
+  runStartState,
   SessionInputRejection,
   type SessionEvent,
   type SessionState,
@@ -217,6 +217,8 @@ function markerPatchId(raw: temporal.api.history.v1.IHistoryEvent): string | und
 export interface SessionTimeline {
   steps: Array<LoggedSessionEvent & { state: SessionState; run: number }>;
   final: SessionState;
+  /** The state each run started from (carried, or a fork's), by run: `starts[0]` is run 1's. */
+  starts: SessionState[];
 }
 
 /**
@@ -231,25 +233,43 @@ export interface SessionTimeline {
 export function foldHistory(history: History | readonly History[], workflowId?: string): SessionTimeline {
   const runs = Array.isArray(history) ? (history as readonly History[]) : [history as History];
   const steps: SessionTimeline['steps'] = [];
+  const starts: SessionState[] = [];
   let state: SessionState = INITIAL_SESSION_STATE;
   runs.forEach((run, index) => {
     const id = workflowId ?? workflowIdOf(run) ?? 'session';
-    const { carried } = checkedRunInput(run, id, index + 1);
+    const input = checkedRunInput(run, id, index + 1);
+    const { carried } = input;
     if (carried !== undefined) {
       assertCarriedState(carried);
       if (index > 0 && !continues(state, carried)) {
         throw new InvariantViolation(`run ${index + 1}`, 'the state it carried differs from the state the previous run ended with');
       }
-      state = carriedState(carried);
     } else if (index > 0) {
       throw new InvariantViolation(`run ${index + 1}`, 'a continued run must start from carried state');
     }
+    // The workflow's own start: carried state, a fork's given state, or nothing.
+    state = runStartState(input);
+    starts.push(state);
     for (const logged of sessionEventsFromHistory(run, id)) {
       state = applySessionEvent(state, logged.event);
       steps.push({ ...logged, state, run: index + 1 });
     }
   });
-  return { steps, final: state };
+  return { steps, final: state, starts };
+}
+
+/**
+ * The session's state right after history event `eventId` of run `run` (1-based) was applied:
+ * the state after the last session event at or before it, or the state the run started from
+ * when the run holds none yet. What the timeline shows at that event.
+ */
+export function stateAtEvent(timeline: SessionTimeline, run: number, eventId: number): SessionState {
+  let found: SessionState | undefined;
+  for (const step of timeline.steps) {
+    if (step.run > run || (step.run === run && step.eventId > eventId)) break;
+    if (step.run === run) found = step.state;
+  }
+  return found ?? timeline.starts[run - 1] ?? INITIAL_SESSION_STATE;
 }
 
 function continues(ended: SessionState, carried: SessionState): boolean {
@@ -280,7 +300,8 @@ function decode(payload: temporal.api.common.v1.IPayload, eventId: number, what:
   }
 }
 
-function timeOf(time: temporal.api.history.v1.IHistoryEvent['eventTime']): string | undefined {
+/** When the server recorded an event (ISO 8601), if the history says. */
+export function timeOf(time: temporal.api.history.v1.IHistoryEvent['eventTime']): string | undefined {
   if (time === null || time === undefined) return undefined;
   const seconds = Number(time.seconds ?? 0);
   const nanos = Number(time.nanos ?? 0);

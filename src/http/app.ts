@@ -12,6 +12,7 @@ import { guardRequests } from './request-guards';
 import { meterRequests } from './request-metrics';
 import { agentRoutes } from './routes/agent';
 import { metricsRoutes } from './routes/metrics';
+import { forkRoutes } from './routes/fork';
 import { sessionEventRoutes } from './routes/session-events';
 import { sessionRoutes } from './routes/sessions';
 import { systemRoutes } from './routes/system';
@@ -119,6 +120,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
   sessionRoutes(app, { client, reader, calls, schemas, todoWrites: metrics.todoWrites });
   agentRoutes(app, { client, calls, schemas });
+  forkRoutes(app, { client, schemas });
   sessionEventRoutes(app, { reader, schemas });
   metricsRoutes(app, registry);
   return { app, reader, hosts };

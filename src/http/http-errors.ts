@@ -57,6 +57,8 @@ const STATUS_OF: Record<ErrorCode, ErrorStatus> = {
   'invalid-session-id': 400,
   'session-not-found': 404,
   'session-closed': 409,
+  // A fork asked for an id that is taken: ids are never reused.
+  'session-exists': 409,
   // Temporal answered; the session behind it cannot (its workflow task fails): a bad upstream.
   'session-broken': 502,
   'no-worker': 503,

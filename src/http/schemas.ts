@@ -89,6 +89,13 @@ export function apiSchemas(bounds?: TodoBounds) {
   const usageReport = z
     .object({ session: usage, tree: usage.openapi({ description: 'Summed over the session and every subagent below it.' }) })
     .openapi('UsageReport');
+  const forkOrigin = z
+    .object({
+      id: z.string().openapi({ description: 'The session it was forked from.' }),
+      runId: z.string().openapi({ description: 'The run of that session’s continue-as-new chain.' }),
+      eventId: z.number().int().openapi({ description: 'The history event of that run, as `temporal workflow show` numbers it.' }),
+    })
+    .openapi('ForkOrigin');
   const session = z
     .object({
       sessionId: z.string(),
@@ -103,6 +110,8 @@ export function apiSchemas(bounds?: TodoBounds) {
       children: z.array(child),
       updatedAt: z.string().nullable(),
       usage,
+      forkedFrom: forkOrigin.nullable().openapi({ description: 'For a fork: where it was forked from; null otherwise.' }),
+      forkedChildren: z.array(child).openapi({ description: 'For a fork: the subagents its source had open at the fork point, as the source knew them then (not copied, not restarted).' }),
       agent: agentStatus,
     })
     .openapi('Session');
@@ -155,6 +164,7 @@ export function apiSchemas(bounds?: TodoBounds) {
       updatedAt: z.string(),
       inProgressContent,
       subagents,
+      forkedFrom: forkOrigin.nullable(),
     })
     .openapi('SessionListing');
   const error = z
@@ -170,6 +180,30 @@ export function apiSchemas(bounds?: TodoBounds) {
   const started = z.object({ sessionId: z.string(), runId: z.string(), created: z.boolean() }).openapi('Started');
   const spawn = z.object({ name: z.string(), task: z.string().optional() }).openapi('SpawnSubagent');
   const spawned = z.object({ sessionId: z.string(), name: z.string() }).openapi('Subagent');
+  const fork = z
+    .object({
+      newId: z.string().min(1).openapi({ description: 'The id of the new session: not taken, without "/".', example: 'build-42-retry' }),
+      at: z
+        .object({
+          eventId: z.number().int().min(1).openapi({ description: 'A history event id of the run, as `temporal workflow show` and the timeline number it.' }),
+          runId: z.string().min(1).optional().openapi({ description: 'The run of the continue-as-new chain (the timeline’s runId); the current run when absent.' }),
+        })
+        .strict()
+        .optional(),
+      beforeTurn: z.number().int().min(1).optional().openapi({ description: 'Fork at the state just before turn N began (the event before its turn/start).' }),
+    })
+    .strict()
+    .refine((body) => body.at === undefined || body.beforeTurn === undefined, { message: '"at" and "beforeTurn" exclude each other' })
+    .openapi('ForkRequest');
+  const forked = z
+    .object({
+      sessionId: z.string(),
+      runId: z.string(),
+      forkedFrom: forkOrigin,
+      forkedChildren: z.array(child),
+      session,
+    })
+    .openapi('Forked');
   const timeline = z
     .object({
       steps: z.array(
@@ -178,6 +212,7 @@ export function apiSchemas(bounds?: TodoBounds) {
           time: z.string().nullable(),
           type: z.string(),
           run: z.number().int(),
+          runId: z.string().openapi({ description: 'The id of that run: with eventId, a fork point (POST /sessions/{id}/fork).' }),
           todos: todoList,
           version: z.number().int(),
           turn: z.number().int(),
@@ -200,6 +235,8 @@ export function apiSchemas(bounds?: TodoBounds) {
     spawn,
     spawned,
     timeline,
+    fork,
+    forked,
     usage,
     turnOutcome,
     transcript,

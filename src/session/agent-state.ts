@@ -154,11 +154,12 @@ export function messageChars(message: ChatMessage): number {
  * it: the conversation, the queue and the waiting calls are arrays of the right shapes, the
  * usage is numbers.
  *
+ * @param where names the state in a message (a fork's agent state is checked the same way).
  * @throws InvariantViolation naming the carried agent state and the field.
  */
-export function assertCarriedAgent(value: unknown): asserts value is AgentState {
+export function assertCarriedAgent(value: unknown, where = 'the agent state carried into this run'): asserts value is AgentState {
   const fail = (detail: string): never => {
-    throw new InvariantViolation('the agent state carried into this run', detail);
+    throw new InvariantViolation(where, detail);
   };
   if (typeof value !== 'object' || value === null) fail('it must be an object');
   const agent = value as Record<string, unknown>;

@@ -11,11 +11,12 @@ const WHERE = 'the state carried into this run';
  * children, and at most {@link LEGACY_RECENT_WRITES_KEPT} receipts (compact, or as the first release carried them). `ignoredSignals` may be absent:
  * runs started before the list existed carried none (see {@link carriedState}).
  *
+ * @param where names the state in a message (a fork's state is checked the same way).
  * @throws InvariantViolation naming the carried state and the field.
  */
-export function assertCarriedState(value: unknown): asserts value is SessionState {
+export function assertCarriedState(value: unknown, where = WHERE): asserts value is SessionState {
   const fail = (detail: string): never => {
-    throw new InvariantViolation(WHERE, detail);
+    throw new InvariantViolation(where, detail);
   };
   if (typeof value !== 'object' || value === null) fail(`it must be an object, got ${describeValue(value)}`);
   const state = value as Record<string, unknown>;
@@ -26,7 +27,7 @@ export function assertCarriedState(value: unknown): asserts value is SessionStat
   for (const key of ['turnOpen', 'closed'] as const) {
     if (typeof state[key] !== 'boolean') fail(`${key} must be a boolean, got ${describeValue(state[key])}`);
   }
-  if (state.todos !== null) assertTodoInvariant(state.todos, WHERE);
+  if (state.todos !== null) assertTodoInvariant(state.todos, where);
   if (state.updatedAt !== null && typeof state.updatedAt !== 'string') fail(`updatedAt must be a string or null, got ${describeValue(state.updatedAt)}`);
   if (!Array.isArray(state.children)) fail(`children must be an array, got ${describeValue(state.children)}`);
   const names = new Set<string>();

@@ -44,9 +44,12 @@ export type {
   TurnEndEvent,
   TurnStartEvent,
 } from './session-event';
+export { checkForkInput, forkAt, MAX_FORKED_CHILDREN, type ForkOrigin, type SessionFork } from './fork';
 export {
   checkSessionInput,
   CONTINUE_AS_NEW_AFTER_RANGE,
+  runStartAgent,
+  runStartState,
   SESSION_ID_SEPARATOR,
   SessionInputRejection,
   topLevelIdProblem,
@@ -76,5 +79,5 @@ export {
   type SessionIndexValues,
   type SessionSearchAttribute,
 } from './search-attributes';
-export { snapshotSession, type AgentStatus, type SessionParent, type SessionSnapshot } from './snapshot';
+export { snapshotSession, type AgentStatus, type SessionAbout, type SessionParent, type SessionSnapshot } from './snapshot';
 export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';

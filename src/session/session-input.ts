@@ -1,6 +1,8 @@
 import { describeValue } from '../todo/rejection';
 import type { AgentState } from './agent-state';
-import type { SessionState } from './session-state';
+import { carriedState } from './carried-state';
+import { checkForkInput, type SessionFork } from './fork';
+import { INITIAL_SESSION_STATE, type SessionState } from './session-state';
 import type { SessionParent } from './snapshot';
 import { childSessionId, MAX_TASK_LENGTH } from './subagent';
 
@@ -21,6 +23,11 @@ export interface SessionInput {
   carriedAgent?: AgentState;
   /** Run the agent loop with `task` as the first message, then close (a subagent spawned by a model). */
   agent?: boolean;
+  /**
+   * Set for a fork of another session: where it was forked from and the subagents the source had
+   * open there; the first run also carries the state it starts from (see {@link SessionFork}).
+   */
+  fork?: SessionFork;
 }
 
 /**
@@ -70,7 +77,10 @@ export function topLevelIdProblem(sessionId: string): string | undefined {
  *   keeps the workflow id, so that earlier run was the same session's);
  * - `parent` must be the workflow that really started this one as a child, and the session id
  *   must be `<parent>/<name>`; a session without a parent must have an id without `/`;
- * - `task` is at most {@link MAX_TASK_LENGTH} characters; nothing else may be present.
+ * - `task` is at most {@link MAX_TASK_LENGTH} characters;
+ * - `fork` only on a top-level session that runs no subagent task (see {@link checkForkInput}):
+ *   its first run carries the state it starts from, checked as carried state is, and no
+ *   `carried`; nothing else may be present.
  *
  * These rules run again whenever a history is replayed, so they are part of the durable
  * contract: never narrow them in a later release (a history they once admitted must replay).
@@ -83,10 +93,10 @@ export function checkSessionInput(input: unknown, run: RunFacts): SessionInput {
   };
   if (input === undefined || input === null) input = {};
   if (typeof input !== 'object' || Array.isArray(input)) return refuse(`its input must be an object, got ${describeValue(input)}`);
-  const { parent, task, continueAsNewAfter, carried, carriedAgent, agent, ...extra } = input as Record<string, unknown>;
+  const { parent, task, continueAsNewAfter, carried, carriedAgent, agent, fork, ...extra } = input as Record<string, unknown>;
   const unknown = Object.keys(extra);
   if (unknown.length > 0) {
-    refuse(`its input has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 5).map((k) => describeValue(k)).join(', ')}; allowed: parent, task, continueAsNewAfter, carried, carriedAgent, agent`);
+    refuse(`its input has unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.slice(0, 5).map((k) => describeValue(k)).join(', ')}; allowed: parent, task, continueAsNewAfter, carried, carriedAgent, agent, fork`);
   }
   const checked: SessionInput = {};
 
@@ -137,5 +147,26 @@ export function checkSessionInput(input: unknown, run: RunFacts): SessionInput {
     if (agent === true && (typeof task !== 'string' || task.trim() === '')) refuse('agent: true needs a task: the first message of its agent loop');
     if (agent === true) checked.agent = true;
   }
+
+  if (fork !== undefined) {
+    if (checked.parent !== undefined || checked.agent === true) refuse('a fork is a top-level session: its input cannot also name a parent or run a subagent task (agent: true)');
+    checked.fork = checkForkInput(fork, continued, (detail) => refuse(detail));
+  }
   return checked;
+}
+
+/**
+ * The state a run starts from, once its input passed {@link checkSessionInput} and the carried
+ * checks: the state carried from the previous run, else the state a fork's first run was given,
+ * else the initial state. The workflow and the offline fold both start here.
+ */
+export function runStartState(input: SessionInput): SessionState {
+  if (input.carried !== undefined) return carriedState(input.carried);
+  if (input.fork?.state !== undefined) return carriedState(input.fork.state);
+  return INITIAL_SESSION_STATE;
+}
+
+/** The agent state a run starts from (see {@link runStartState}); `undefined` for a loop that starts empty. */
+export function runStartAgent(input: SessionInput): AgentState | undefined {
+  return input.carriedAgent ?? input.fork?.agent;
 }

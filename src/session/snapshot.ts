@@ -1,7 +1,8 @@
 import { countTodos } from '../todo/counts';
 import { type TodoCounts } from '../todo/todo-item';
 import { INITIAL_AGENT_STATE, type AgentActivity, type AgentState, type PendingApproval, type TurnOutcome, type Usage } from './agent-state';
-import type { SessionState } from './session-state';
+import type { ForkOrigin } from './fork';
+import type { ChildSession, SessionState } from './session-state';
 
 /** What the agent loop is doing, as the `session` query shows it. */
 export interface AgentStatus {
@@ -35,17 +36,23 @@ export interface SessionSnapshot extends Omit<SessionState, 'recentWrites'> {
   task: string | null;
   /** What the model calls of this session's agent loop cost (zeros for a session driven from outside). */
   usage: Usage;
+  /** For a fork: the session, run and history event it was forked from; `null` otherwise. */
+  forkedFrom: ForkOrigin | null;
+  /** For a fork: the subagents its source had open at the fork point, as the source knew them then (not copied, not restarted). */
+  forkedChildren: ChildSession[];
   /** The agent loop's state. */
   agent: AgentStatus;
 }
 
+/** What a session is told about itself at its start: its parent, its task, where it was forked from. */
+export interface SessionAbout {
+  parent?: SessionParent | null;
+  task?: string | null;
+  fork?: { from: ForkOrigin; children: ChildSession[] } | undefined;
+}
+
 /** Adds the id, the parent, the counts and the agent's status to a state, leaving out the write receipts and the conversation. */
-export function snapshotSession(
-  sessionId: string,
-  state: SessionState,
-  about: { parent?: SessionParent | null; task?: string | null } = {},
-  agent: AgentState = INITIAL_AGENT_STATE,
-): SessionSnapshot {
+export function snapshotSession(sessionId: string, state: SessionState, about: SessionAbout = {}, agent: AgentState = INITIAL_AGENT_STATE): SessionSnapshot {
   const { recentWrites: _receipts, ...rest } = state;
   return {
     sessionId,
@@ -54,6 +61,8 @@ export function snapshotSession(
     parent: about.parent ?? null,
     task: about.task ?? null,
     usage: agent.usage,
+    forkedFrom: about.fork?.from ?? null,
+    forkedChildren: about.fork?.children ?? [],
     agent: {
       activity: agent.activity,
       queued: agent.queue.length,

@@ -23,6 +23,9 @@ export const REJECTION_RULES = [
   'queue-full',
   'no-running-turn',
   'no-pending-call',
+  'no-such-run',
+  'no-such-event',
+  'no-such-turn',
 ] as const;
 
 /** One of {@link REJECTION_RULES}. */

@@ -41,18 +41,20 @@ export function buildInput(path: string, content: Buffer | string = readFileSync
 let activityInputsMemo: BuildInput[] | undefined;
 
 /**
- * The modules the activities of this worker are made of: `activities/agent-activities` and every
- * module it loaded, transitively (Node's own module graph, so what is hashed is what runs,
- * dependencies included). Computed once per process.
+ * The modules the activities of this worker are made of: `activities/agent-activities`,
+ * `activities/fork-activities` and every module they loaded, transitively (Node's own module
+ * graph, so what is hashed is what runs, dependencies included). Computed once per process.
  */
 export function activityInputs(): BuildInput[] {
   if (activityInputsMemo !== undefined) return activityInputsMemo;
-  // Loaded already (the worker's plugin imports it); resolving it here names the same module.
-  const entry = require.resolve('../../activities/agent-activities');
-  const root = require.cache[entry];
-  if (root === undefined) throw new Error(`the activities module ${entry} is not loaded: computeBuildId needs the worker's modules in Node's module cache`);
+  // Loaded already (the worker's plugin imports them); resolving them here names the same modules.
+  const roots = [require.resolve('../../activities/agent-activities'), require.resolve('../../activities/fork-activities')].map((entry) => {
+    const root = require.cache[entry];
+    if (root === undefined) throw new Error(`the activities module ${entry} is not loaded: computeBuildId needs the worker's modules in Node's module cache`);
+    return root;
+  });
   const seen = new Set<string>();
-  const pending: NodeJS.Module[] = [root];
+  const pending: NodeJS.Module[] = [...roots];
   while (pending.length > 0) {
     const module = pending.pop()!;
     if (seen.has(module.filename)) continue;

@@ -120,7 +120,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       workflowBundle: bundle,
-      plugins: [new AgentSessionsPlugin(policy, { metrics, ...(options.agent !== undefined ? { agent: options.agent } : {}) }), ...plugins],
+      plugins: [
+        new AgentSessionsPlugin(policy, {
+          metrics,
+          ...(options.agent !== undefined ? { agent: options.agent } : {}),
+          ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+        }),
+        ...plugins,
+      ],
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
   } catch (error) {

@@ -1,27 +1,20 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@temporalio/worker';
 import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
+import { createForkActivities, type ForkActivitiesOptions } from '../../activities/fork-activities';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { withPolicyDefined } from './policy-bundler';
 import { workflowsPath } from './workflows-path';
 
-// Derived: @temporalio/worker does not export its webpack configuration type from its root.
-type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+export { POLICY_CONSTANT } from './policy-bundler';
 
-/** The constant the workflow's `deploymentPolicy()` reads (a bare identifier, so webpack substitutes it). */
-export const POLICY_CONSTANT = '__AGENT_SESSIONS_ALLOW_PARALLEL_IN_PROGRESS__';
-
-/** A webpack plugin, as far as this module uses one. */
-interface WebpackPlugin {
-  apply(compiler: { webpack: { DefinePlugin: new (definitions: Record<string, string>) => WebpackPlugin } }): void;
-}
-
-/** Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this worker. */
-export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'>;
+/** Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this worker, and where forks cache their replay bundle. */
+export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> & Pick<ForkActivitiesOptions, 'cacheDir'>;
 
 /**
  * The Temporal plugin that makes a worker an agent-sessions worker: it registers the session
- * workflows and the agent loop's activities (model calls and tools, appended to the worker's own
- * activities), and bakes the deployment's parallel policy into their bundle as a constant
+ * workflows, the agent loop's activities (model calls and tools) and the fork's (appended to the
+ * worker's own activities), and bakes the deployment's parallel policy into their bundle as a constant
  * (webpack `DefinePlugin`), which only the `todo_write` validator reads. Built on
  * `@temporalio/plugin`'s `SimplePlugin`, so it composes with a user's own plugins (Temporal's AI
  * SDK or OpenAI Agents plugins, interceptors, OpenTelemetry): each `configure*` hook chains the
@@ -37,8 +30,15 @@ export class AgentSessionsPlugin extends SimplePlugin {
   constructor(policy: TodoPolicy, options: AgentSessionsPluginOptions = {}) {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
     const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
+    const { cacheDir, ...agent } = options;
     // SimplePlugin appends these to the activities the worker was given: a user's own stay.
-    super({ name: 'agent-sessions', activities: createAgentActivities({ ...options, policy: fixed }) });
+    super({
+      name: 'agent-sessions',
+      activities: {
+        ...createAgentActivities({ ...agent, policy: fixed }),
+        ...createForkActivities({ policy: fixed, ...(cacheDir !== undefined ? { cacheDir } : {}) }),
+      },
+    });
     this.policy = fixed;
   }
 
@@ -51,20 +51,7 @@ export class AgentSessionsPlugin extends SimplePlugin {
   }
 
   override configureBundler(options: BundleOptions): BundleOptions {
-    const base = super.configureBundler(options);
-    const previous = base.webpackConfigHook;
-    const definitions = { [POLICY_CONSTANT]: JSON.stringify(this.policy.allowParallelInProgress) };
-    const webpackConfigHook = (config: WebpackConfiguration): WebpackConfiguration => {
-      const merged = previous ? previous(config) : config;
-      // webpack is taken from the running compiler: it is @temporalio/worker's dependency, not ours.
-      const definePolicy: WebpackPlugin = {
-        apply(compiler) {
-          new compiler.webpack.DefinePlugin(definitions).apply(compiler);
-        },
-      };
-      return { ...merged, plugins: [...(merged.plugins ?? []), definePolicy as never] };
-    };
-    return { ...base, webpackConfigHook };
+    return withPolicyDefined(super.configureBundler(options), this.policy);
   }
 }
 

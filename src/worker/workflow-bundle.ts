@@ -5,8 +5,8 @@ import { bundleWorkflowCode, type BundleOptions, type BundlerPlugin, type Workfl
 import { userCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { packagePath, type BuildInput } from './build-id';
-import { AgentSessionsPlugin } from './sessions-plugin';
-import { workflowsPath } from './workflows-path';
+import { policyBundler } from './policy-bundler';
+import { forkCapturePath, workflowsPath } from './workflows-path';
 
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -17,6 +17,12 @@ export interface BundleSessionWorkflowsOptions {
    * the CLI passes the one its settings resolve from `AGENT_SESSIONS_CACHE_DIR` or `XDG_CACHE_HOME`).
    */
   cacheDir?: string;
+  /**
+   * Also bundle the fork capture's workflow interceptor (`workflows/fork-capture.ts`), which
+   * hands the session's state to a sink at the end of every activation: the bundle a fork
+   * replays a history with, never a worker's.
+   */
+  forkCapture?: boolean;
 }
 
 /** A cached bundle and the files webpack read to build it, each with its hash. */
@@ -39,8 +45,8 @@ export function workflowBundleInputs(bundle: WorkflowBundle): readonly BuildInpu
 }
 
 /**
- * Bundles the session workflows with the deployment's policy baked in, through
- * {@link AgentSessionsPlugin} (so only the worker's own configuration can set it). A bundle is
+ * Bundles the session workflows with the deployment's policy baked in, as
+ * `AgentSessionsPlugin` does (so only the worker's own configuration can set it). A bundle is
  * kept in memory for the process and on disk under the per-user cache, with the list of every
  * file webpack read to build it (the workflow sources, the domain, the SDK and zod, each with its
  * hash): a bundle is reused only while every one of those files is unchanged, so a change in
@@ -51,10 +57,11 @@ export function workflowBundleInputs(bundle: WorkflowBundle): readonly BuildInpu
 export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessionWorkflowsOptions = {}): Promise<WorkflowBundle> {
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
   const cacheDir = options.cacheDir ?? userCacheDir();
-  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}`;
+  const capture = options.forkCapture === true;
+  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}|capture=${capture}`;
   let bundle = inProcess.get(slot);
   if (bundle === undefined) {
-    bundle = loadOrBuild(policy, cacheDir);
+    bundle = loadOrBuild(policy, cacheDir, capture);
     inProcess.set(slot, bundle);
     bundle.catch(() => inProcess.delete(slot));
   }
@@ -66,7 +73,7 @@ export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessio
  * modules, a user's own rewrites). Not cached: what another plugin adds cannot be fingerprinted.
  */
 export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[]): Promise<WorkflowBundle> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [new AgentSessionsPlugin(policy), ...plugins] });
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [policyBundler(policy), ...plugins] });
   return { code };
 }
 
@@ -76,12 +83,12 @@ export function forgetBundlesInMemory(): void {
 }
 
 /** The disk cache file of the bundle for `policy`: `{ code, files: [[path, sha256], ...] }`. */
-export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir()): string {
-  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}-${entryKey()}.json`);
+export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir(), forkCapture = false): string {
+  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}${forkCapture ? '-fork-capture' : ''}-${entryKey()}.json`);
 }
 
-async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<WorkflowBundle> {
-  const file = bundleCacheFile(policy, cacheDir);
+async function loadOrBuild(policy: TodoPolicy, cacheDir: string, forkCapture: boolean): Promise<WorkflowBundle> {
+  const file = bundleCacheFile(policy, cacheDir, forkCapture);
   const cached = readCached(file);
   if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
@@ -109,8 +116,9 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<Workfl
   };
   const { code } = await bundleWorkflowCode({
     workflowsPath: workflowsPath(),
+    ...(forkCapture ? { workflowInterceptorModules: [forkCapturePath()] } : {}),
     logger: quietLogger,
-    plugins: [new AgentSessionsPlugin(policy), recordInputs],
+    plugins: [policyBundler(policy), recordInputs],
   });
   const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
   try {

@@ -7,8 +7,22 @@ import { join } from 'node:path';
  * @throws Error when neither exists (the checkout has not been built).
  */
 export function workflowsPath(): string {
+  return workflowFile('index');
+}
+
+/**
+ * The fork capture's workflow interceptor module (`workflows/fork-capture`), compiled or
+ * TypeScript, which only the bundle a fork replays with includes.
+ *
+ * @throws Error when neither exists (the checkout has not been built).
+ */
+export function forkCapturePath(): string {
+  return workflowFile('fork-capture');
+}
+
+function workflowFile(name: string): string {
   const dir = join(__dirname, '..', '..', 'workflows');
-  for (const file of ['index.js', 'index.ts']) {
+  for (const file of [`${name}.js`, `${name}.ts`]) {
     if (existsSync(join(dir, file))) return join(dir, file);
   }
   throw new Error(`workflow code not found in ${dir}; run \`npm run build\``);

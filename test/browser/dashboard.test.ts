@@ -410,6 +410,41 @@ describe('the live dashboard', () => {
     assert.deepEqual(seen.errors, []);
   });
 
+  test('Fork… on the history forks at the event shown, asks for the new id, and opens the new session', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const id = uniqueId('fork-source');
+    const lists = [[todo('Plan', 'in_progress')], [todo('Plan', 'completed'), todo('Build', 'in_progress')]];
+    await parts.client.start(id);
+    await parts.client.turnStart(id);
+    for (const list of lists) await write(parts.server.url, id, list);
+
+    const { page, seen } = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await waitForList(page, lists[1]!);
+    const { steps } = (await (await fetch(`${parts.server.url}/sessions/${encodeURIComponent(id)}/timeline`)).json()) as { steps: Array<{ type: string; eventId: number; runId: string }> };
+    const firstWrite = steps.findIndex((step) => step.type === 'todo/write');
+    const slider = page.locator('#history-slider');
+    await eventually(async () => assert.equal(await slider.getAttribute('max'), String(steps.length - 1)));
+    await slider.fill(String(firstWrite));
+    await waitForList(page, lists[0]!);
+
+    await page.locator('#history-fork').click();
+    assert.match((await page.locator('#fork-where').textContent()) ?? '', new RegExp(`Fork at event ${steps[firstWrite]!.eventId} \\(todo/write`));
+    await page.locator('#fork-id').fill(id);
+    await page.locator('#fork-submit').click();
+    await eventually(async () => assert.match((await page.locator('#fork-status').textContent()) ?? '', /Not forked: session "[^"]+" already exists/));
+
+    const newId = uniqueId('forked');
+    await page.locator('#fork-id').fill(newId);
+    await page.locator('#fork-submit').click();
+    await eventually(async () => assert.equal(new URL(page.url()).hash, `#/sessions/${encodeURIComponent(newId)}`));
+    await waitForList(page, lists[0]!);
+    const forked = await parts.client.session(newId);
+    assert.deepEqual(forked.forkedFrom, { id, runId: steps[firstWrite]!.runId, eventId: steps[firstWrite]!.eventId });
+    assert.deepEqual(await parts.client.todos(id), lists[1], 'the source is not touched');
+    assert.deepEqual(seen.errors, []);
+  });
+
   test('the sessions page lists sessions with status, parent and counts, linking to their pages', { timeout: 60_000 }, async (t) => {
     const parts = ready(t);
     if (parts === undefined) return;

@@ -73,6 +73,17 @@ const AGENT_EXPECTED: Record<string, (final: SessionState) => void> = {
 };
 Object.assign(EXPECTED, Object.fromEntries(Object.entries(AGENT_EXPECTED).map(([name, check]) => [name, (final: SessionState) => check(final)])));
 
+/** A fork's history, recorded from the release that brought forks (v2) on: its first run starts from its `fork` input. */
+const FORK_EXPECTED: Record<string, (final: SessionState) => void> = {
+  fork: (final) => {
+    // Forked in the middle of the source's first turn (ended there), then one turn of its own.
+    assert.equal(final.turn, 2);
+    assert.deepEqual(final.todos, [todo('Run lint', 'completed'), todo('Fix the errors', 'completed')]);
+    assert.equal(final.children.length, 0);
+  },
+};
+Object.assign(EXPECTED, Object.fromEntries(Object.entries(FORK_EXPECTED).map(([name, check]) => [name, (final: SessionState) => check(final)])));
+
 const recorded = readdirSync(HISTORIES)
   .filter((name) => /^v\d+-.*\.json$/.test(name))
   .sort();
@@ -80,7 +91,7 @@ const recorded = readdirSync(HISTORIES)
 describe('recorded multi-agent and long-running histories', () => {
   test('every scenario is recorded by the first release and by this one', () => {
     for (const scenario of Object.keys(EXPECTED)) {
-      for (const release of scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
+      for (const release of scenario in FORK_EXPECTED ? ['v2'] : scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
     }
   });
 

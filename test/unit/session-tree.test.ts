@@ -29,6 +29,7 @@ function countingReader(family: Family) {
     updatedAt: '2026-12-05T00:00:00.000Z',
     inProgressContent: [`work of ${id}`],
     subagents: (family[id] ?? []).length,
+    forkedFrom: null,
   });
   const reader: TreeReader = {
     session: async (id) => {

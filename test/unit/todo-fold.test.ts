@@ -184,6 +184,8 @@ describe('snapshotSession', () => {
       parent: null,
       task: null,
       usage: NO_USAGE,
+      forkedFrom: null,
+      forkedChildren: [],
       agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, recentTurns: [], revision: 0 },
     });
   });

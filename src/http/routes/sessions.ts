@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { InvalidInputError, TREE_PAGE_LIMIT, treeJson, type SessionClient } from '../../client';
-import { foldHistory, runsOf } from '../../history/session-history';
+import { foldHistory } from '../../history/session-history';
 import type { TodoWriteMetrics } from '../../metrics';
 import { readJsonBody, strictJsonBody } from '../json-body';
 import type { SessionReader } from '../session-reader';
@@ -163,8 +163,11 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const history = await calls.read(id, () => client.exportHistory(id));
-      const { steps } = foldHistory(runsOf(history), id);
+      const runs = await calls.read(id, () => client.historyRuns(id));
+      const { steps } = foldHistory(
+        runs.map((r) => r.history),
+        id,
+      );
       return c.json(
         {
           steps: steps.map(({ eventId, time, event, run, state }) => ({
@@ -172,6 +175,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
             time: time ?? null,
             type: event.type,
             run,
+            runId: runs[run - 1]!.runId,
             todos: state.todos,
             version: state.version,
             turn: state.turn,

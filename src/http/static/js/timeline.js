@@ -1,8 +1,10 @@
 /* Time travel on a session page: a slider over `GET /sessions/{id}/timeline` (the state after
- * each event of the history) and a "Live" button back to the current state. */
-/* global setTimeout, clearTimeout */
+ * each event of the history), a "Live" button back to the current state, and "Fork…", which
+ * starts a new session from the state shown (`POST /sessions/{id}/fork`). */
+/* global setTimeout, clearTimeout, location */
 import { api, sessionPath } from './api.js';
 import { h } from './dom.js';
+import { sessionHref } from './routes.js';
 import { oneAtATime } from './one-at-a-time.js';
 import { clockTime, timeEl } from './time.js';
 
@@ -26,16 +28,71 @@ export function createTimeline(id, { latest, showList, onViewChange }) {
   const slider = h('input', { id: 'history-slider', type: 'range', min: 0, max: 0, value: 0, step: 1, disabled: true, 'aria-describedby': 'history-step' });
   const stepText = h('output', { id: 'history-step', for: 'history-slider', class: 'history-step' });
   const liveButton = h('button', { type: 'button', id: 'history-live', class: 'button', disabled: true }, 'Live');
+  const forkButton = h('button', { type: 'button', id: 'history-fork', class: 'button', 'aria-expanded': 'false', 'aria-controls': 'fork-form' }, 'Fork…');
+  const forkInput = h('input', { id: 'fork-id', name: 'newId', required: true, maxlength: 200, placeholder: 'id of the new session', 'aria-label': 'Id of the new session', autocomplete: 'off' });
+  const forkSubmit = h('button', { type: 'submit', id: 'fork-submit', class: 'button button-primary' }, 'Fork');
+  const forkCancel = h('button', { type: 'button', id: 'fork-cancel', class: 'button' }, 'Cancel');
+  const forkWhere = h('p', { id: 'fork-where', class: 'fork-where' });
+  const forkStatus = h('p', { id: 'fork-status', class: 'message-status', role: 'status', 'aria-live': 'polite' });
+  const forkForm = h('form', { id: 'fork-form', class: 'fork-form', hidden: true },
+    forkWhere,
+    h('div', { class: 'fork-row' }, forkInput, forkSubmit, forkCancel),
+    forkStatus,
+  );
   const controls = h('div', { class: 'history' },
     h('div', { class: 'history-row' },
       h('label', { for: 'history-slider' }, 'History'),
       slider,
       liveButton,
+      forkButton,
     ),
     stepText,
+    forkForm,
   );
 
+  /** Where a fork made now starts: the step shown, or the newest event when live. */
+  function forkPoint() {
+    if (viewing === null) return { body: {}, text: 'Fork at the newest event: a new session starts with this state; this one is not touched.' };
+    const step = steps[viewing];
+    return {
+      body: { at: { eventId: step.eventId, runId: step.runId } },
+      text: `Fork at event ${step.eventId} (${step.type}, turn ${step.turn}): a new session starts with the state shown; this one is not touched.`,
+    };
+  }
+
+  function showForkForm(open) {
+    forkForm.hidden = !open;
+    forkButton.setAttribute('aria-expanded', String(open));
+    if (!open) return;
+    forkWhere.textContent = forkPoint().text;
+    forkStatus.textContent = '';
+    forkInput.focus();
+  }
+  forkButton.addEventListener('click', () => showForkForm(forkForm.hidden));
+  forkCancel.addEventListener('click', () => showForkForm(false));
+  forkForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const newId = forkInput.value.trim();
+    if (newId === '') return;
+    const { body } = forkPoint();
+    forkSubmit.disabled = true;
+    forkStatus.classList.remove('error-text');
+    forkStatus.textContent = 'Forking…';
+    try {
+      const forked = await api(sessionPath(id, '/fork'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ newId, ...body }) });
+      forkStatus.textContent = `Forked into ${forked.sessionId} at event ${forked.forkedFrom.eventId}.`;
+      location.hash = sessionHref(forked.sessionId);
+    } catch (error) {
+      if (error.status === 401) return;
+      forkStatus.textContent = `Not forked: ${error.message}`;
+      forkStatus.classList.add('error-text');
+    } finally {
+      forkSubmit.disabled = false;
+    }
+  });
+
   function render() {
+    if (!forkForm.hidden) forkWhere.textContent = forkPoint().text;
     const last = steps.length - 1;
     slider.max = String(Math.max(last, 0));
     slider.disabled = steps.length === 0;
