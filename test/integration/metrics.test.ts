@@ -49,7 +49,8 @@ const WRITES = [
 async function chat(client: SessionClient, id: string): Promise<number> {
   const began = Date.now();
   await client.sendMessage(id, MESSAGE);
-  const ended = await until('the turn to end', async () => (await client.session(id)).agent.lastTurn ?? undefined, 60_000);
+  // A worker that replays on every task may answer a query late on a busy machine: ask again.
+  const ended = await until('the turn to end', async () => (await client.session(id)).agent.lastTurn ?? undefined, 60_000, { ignoreErrors: true });
   assert.equal(ended.reason, 'completed', ended.detail ?? '');
   assert.equal(ended.answer, ANSWER);
   return (Date.now() - began) / 1000;

@@ -18,7 +18,7 @@ describe('closed tree nodes', () => {
     const done = snapshot('p/a', [write('step'), close]);
     nodes.remember(done);
     const kept = nodes.get('p/a', done.version, new Date(done.updatedAt!).toISOString());
-    assert.deepEqual(kept, { sessionId: 'p/a', todos: done.todos, counts: done.counts, closed: true, children: [] });
+    assert.deepEqual(kept, { sessionId: 'p/a', todos: done.todos, counts: done.counts, closed: true, version: done.version, updatedAt: done.updatedAt, children: [] });
   });
 
   test('another version or another last change misses: the session is read again', () => {
