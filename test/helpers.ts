@@ -89,6 +89,8 @@ export interface TestWorkerOptions {
   maxCachedWorkflows?: number;
   agent?: CreateWorkerOptions['agent'];
   deployment?: CreateWorkerOptions['deployment'];
+  /** Traces (`startTracing(…).worker`). */
+  tracing?: CreateWorkerOptions['tracing'];
 }
 
 /**
@@ -103,6 +105,7 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     ...(options.agent !== undefined ? { agent: options.agent } : {}),
     ...(options.deployment !== undefined ? { deployment: options.deployment } : {}),
+    ...(options.tracing !== undefined ? { tracing: options.tracing } : {}),
   });
   const running = sessionWorker.run();
   // Until its version is current, no session task reaches it.

@@ -8,6 +8,7 @@ import { policySetting } from './policy-setting';
 import { releaseSettingsFromEnv, type ReleaseSettings } from './release-settings';
 import { integerSetting, nonEmpty } from './setting-values';
 import { temporalConfigFromEnv, type TemporalConfig } from './temporal-config';
+import { traceUrlSetting, tracingSettingsFromEnv, type TracingSettings } from './tracing-settings';
 
 /** The connection settings, and whether the environment named the frontend. */
 export interface TemporalSettings extends TemporalConfig {
@@ -34,6 +35,10 @@ export interface Settings {
   agent: AgentSettings;
   /** The worker's deployment version, and the deployment `release` changes. */
   release: ReleaseSettings;
+  /** The standard `OTEL_*` variables of the trace exporter; absent when no OTLP endpoint is set (nothing is traced or loaded). */
+  tracing?: TracingSettings;
+  /** `AGENT_SESSIONS_TRACE_URL`: where one trace opens, `{traceId}` standing for its id (the dashboard links each turn there). */
+  traceUrl?: string;
 }
 
 /** The flags that override a setting, as the command line gives them. */
@@ -76,6 +81,8 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     ...(flags.httpHost !== undefined ? { host: flags.httpHost } : {}),
     ...(flags.httpPort !== undefined ? { port: flags.httpPort } : {}),
   });
+  const tracing = tracingSettingsFromEnv(env);
+  const traceUrl = traceUrlSetting(env.AGENT_SESSIONS_TRACE_URL);
   return {
     temporal: hideSecrets(temporal, showTemporal),
     ...(policy !== undefined ? { policy } : {}),
@@ -87,6 +94,8 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
       ...(flags.deployment !== undefined ? { deployment: flags.deployment } : {}),
       ...(flags.buildId !== undefined ? { buildId: flags.buildId } : {}),
     }),
+    ...(tracing !== undefined ? { tracing: hideSecrets(tracing, ({ headers, ...rest }) => ({ ...rest, headers: Object.fromEntries(Object.keys(headers).map((key) => [key, HIDDEN])) })) } : {}),
+    ...(traceUrl !== undefined ? { traceUrl } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@temporalio/worker';
 import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
-import { workflowsPath } from './workflows-path';
+import { tracingInterceptorsPath, workflowsPath } from './workflows-path';
 
 // Derived: @temporalio/worker does not export its webpack configuration type from its root.
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
@@ -10,13 +10,23 @@ type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigH
 /** The constant the workflow's `deploymentPolicy()` reads (a bare identifier, so webpack substitutes it). */
 export const POLICY_CONSTANT = '__AGENT_SESSIONS_ALLOW_PARALLEL_IN_PROGRESS__';
 
+/** The constant the bundle's tracing interceptors read: whether this worker exports traces. */
+export const TRACING_CONSTANT = '__AGENT_SESSIONS_TRACING__';
+
 /** A webpack plugin, as far as this module uses one. */
 interface WebpackPlugin {
   apply(compiler: { webpack: { DefinePlugin: new (definitions: Record<string, string>) => WebpackPlugin } }): void;
 }
 
 /** Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this worker. */
-export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'>;
+export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> & {
+  /**
+   * Whether the bundle's tracing interceptors trace (default false): set by a worker that also
+   * has Temporal's `OpenTelemetryPlugin`, whose sink receives the workflow's spans. The
+   * interceptors are in every bundle either way, so the build id does not change with it.
+   */
+  tracing?: boolean;
+};
 
 /**
  * The Temporal plugin that makes a worker an agent-sessions worker: it registers the session
@@ -33,13 +43,16 @@ export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'>;
  */
 export class AgentSessionsPlugin extends SimplePlugin {
   readonly policy: TodoPolicy;
+  readonly tracing: boolean;
 
   constructor(policy: TodoPolicy, options: AgentSessionsPluginOptions = {}) {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
     const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
+    const { tracing, ...activityOptions } = options;
     // SimplePlugin appends these to the activities the worker was given: a user's own stay.
-    super({ name: 'agent-sessions', activities: createAgentActivities({ ...options, policy: fixed }) });
+    super({ name: 'agent-sessions', activities: createAgentActivities({ ...activityOptions, policy: fixed }) });
     this.policy = fixed;
+    this.tracing = tracing === true;
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
@@ -53,7 +66,7 @@ export class AgentSessionsPlugin extends SimplePlugin {
   override configureBundler(options: BundleOptions): BundleOptions {
     const base = super.configureBundler(options);
     const previous = base.webpackConfigHook;
-    const definitions = { [POLICY_CONSTANT]: JSON.stringify(this.policy.allowParallelInProgress) };
+    const definitions = { [POLICY_CONSTANT]: JSON.stringify(this.policy.allowParallelInProgress), [TRACING_CONSTANT]: JSON.stringify(this.tracing) };
     const webpackConfigHook = (config: WebpackConfiguration): WebpackConfiguration => {
       const merged = previous ? previous(config) : config;
       // webpack is taken from the running compiler: it is @temporalio/worker's dependency, not ours.
@@ -64,7 +77,8 @@ export class AgentSessionsPlugin extends SimplePlugin {
       };
       return { ...merged, plugins: [...(merged.plugins ?? []), definePolicy as never] };
     };
-    return { ...base, webpackConfigHook };
+    // Every bundle carries the tracing interceptors; the constant above says whether they trace.
+    return { ...base, webpackConfigHook, workflowInterceptorModules: [...(base.workflowInterceptorModules ?? []), tracingInterceptorsPath()] };
   }
 }
 

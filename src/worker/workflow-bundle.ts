@@ -17,6 +17,12 @@ export interface BundleSessionWorkflowsOptions {
    * the CLI passes the one its settings resolve from `AGENT_SESSIONS_CACHE_DIR` or `XDG_CACHE_HOME`).
    */
   cacheDir?: string;
+  /**
+   * Whether the bundle's tracing interceptors trace (default false): for a worker that exports
+   * traces. Both bundles are built from the same files, so a worker's build id is the same
+   * with tracing on or off.
+   */
+  tracing?: boolean;
 }
 
 /** A cached bundle and the files webpack read to build it, each with its hash. */
@@ -51,10 +57,11 @@ export function workflowBundleInputs(bundle: WorkflowBundle): readonly BuildInpu
 export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessionWorkflowsOptions = {}): Promise<WorkflowBundle> {
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
   const cacheDir = options.cacheDir ?? userCacheDir();
-  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}`;
+  const tracing = options.tracing === true;
+  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}|tracing=${tracing}`;
   let bundle = inProcess.get(slot);
   if (bundle === undefined) {
-    bundle = loadOrBuild(policy, cacheDir);
+    bundle = loadOrBuild(policy, cacheDir, tracing);
     inProcess.set(slot, bundle);
     bundle.catch(() => inProcess.delete(slot));
   }
@@ -65,8 +72,9 @@ export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessio
  * Bundles the session workflows with other bundler plugins composed after ours (interceptor
  * modules, a user's own rewrites). Not cached: what another plugin adds cannot be fingerprinted.
  */
-export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[]): Promise<WorkflowBundle> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [new AgentSessionsPlugin(policy), ...plugins] });
+export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[], options: { tracing?: boolean } = {}): Promise<WorkflowBundle> {
+  const ours = new AgentSessionsPlugin(policy, { tracing: options.tracing === true });
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [ours, ...plugins] });
   return { code };
 }
 
@@ -75,13 +83,13 @@ export function forgetBundlesInMemory(): void {
   inProcess.clear();
 }
 
-/** The disk cache file of the bundle for `policy`: `{ code, files: [[path, sha256], ...] }`. */
-export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir()): string {
-  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}-${entryKey()}.json`);
+/** The disk cache file of the bundle for `policy` (and tracing): `{ code, files: [[path, sha256], ...] }`. */
+export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir(), tracing = false): string {
+  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}${tracing ? '-traced' : ''}-${entryKey()}.json`);
 }
 
-async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<WorkflowBundle> {
-  const file = bundleCacheFile(policy, cacheDir);
+async function loadOrBuild(policy: TodoPolicy, cacheDir: string, tracing: boolean): Promise<WorkflowBundle> {
+  const file = bundleCacheFile(policy, cacheDir, tracing);
   const cached = readCached(file);
   if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
@@ -110,7 +118,7 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string): Promise<Workfl
   const { code } = await bundleWorkflowCode({
     workflowsPath: workflowsPath(),
     logger: quietLogger,
-    plugins: [new AgentSessionsPlugin(policy), recordInputs],
+    plugins: [new AgentSessionsPlugin(policy, { tracing }), recordInputs],
   });
   const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
   try {

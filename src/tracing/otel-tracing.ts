@@ -1,0 +1,149 @@
+/**
+ * The OpenTelemetry side of {@link startTracing}: loaded only by it, so a process whose
+ * settings name no OTLP endpoint never loads any of this.
+ */
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Span, type TextMapGetter } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { Resource } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import type * as GrpcJs from '@grpc/grpc-js';
+import type * as OtlpGrpc from '@opentelemetry/exporter-trace-otlp-grpc';
+import type * as OtlpJson from '@opentelemetry/exporter-trace-otlp-http';
+import type * as OtlpProto from '@opentelemetry/exporter-trace-otlp-proto';
+import type { TraceSampler, TracingSettings } from '../config/tracing-settings';
+import { genAiSpans } from './agent-spans';
+import type { RequestResult, StartTracingOptions, TracedRequest, Tracing } from './index';
+import { SessionsOpenTelemetryPlugin } from './temporal-plugin';
+
+/** The name and version spans of this project carry as their instrumentation scope. */
+const SCOPE = 'agent-sessions';
+
+let globalsSet = false;
+
+/** See {@link startTracing}. */
+export function startOtelTracing(settings: TracingSettings, options: StartTracingOptions): Tracing {
+  setGlobals();
+  const serviceName = settings.serviceName ?? settings.resourceAttributes['service.name'] ?? options.serviceName;
+  const resource = Resource.default().merge(new Resource({ ...settings.resourceAttributes, 'service.name': serviceName }));
+  const processor = new BatchSpanProcessor(options.exporter ?? otlpExporter(settings));
+  const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings.sampler), spanProcessors: [processor] });
+  const tracer = provider.getTracer(SCOPE);
+  // The plugin's own interceptors take this tracer, not the process's global one: two tracings
+  // in one process (tests, the bench) stay apart.
+  const plugin = new SessionsOpenTelemetryPlugin({ resource, spanProcessor: processor, tracer });
+  let stopped: Promise<void> | undefined;
+
+  const ended = (span: Span, error: unknown): never => {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    if (error instanceof Error) span.recordException(error);
+    throw error;
+  };
+
+  return {
+    settings,
+    serviceName,
+    clientPlugin: plugin,
+    worker: { plugin, agentSpans: genAiSpans(tracer, settings.captureMessageContent) },
+    inSpan: (name, attributes, fn) =>
+      tracer.startActiveSpan(name, { attributes }, async (span) => {
+        try {
+          return await fn();
+        } catch (error) {
+          return ended(span, error);
+        } finally {
+          span.end();
+        }
+      }),
+    serverSpan: (request: TracedRequest, handle: () => Promise<RequestResult>) =>
+      // A caller's `traceparent` is continued: the request is then part of the caller's trace.
+      context.with(propagation.extract(ROOT_CONTEXT, request.headers, HEADERS), () =>
+        tracer.startActiveSpan(
+          request.method,
+          { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.path } },
+          async (span) => {
+            try {
+              const result = await handle();
+              if (result.route !== undefined) {
+                const route = result.route.replace(/:(\w+)/g, '{$1}');
+                span.updateName(`${request.method} ${route}`);
+                span.setAttribute('http.route', route);
+              }
+              span.setAttribute('http.response.status_code', result.status);
+              if (result.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            } catch (error) {
+              ended(span, error);
+            } finally {
+              span.end();
+            }
+          },
+        ),
+      ),
+    flush: () => provider.forceFlush(),
+    shutdown: () => (stopped ??= provider.shutdown()),
+  };
+}
+
+/** The process's context manager and propagator, set by the first tracing started (a second one shares them). */
+function setGlobals(): void {
+  if (globalsSet) return;
+  globalsSet = true;
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+}
+
+const HEADERS: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => [...headers.keys()],
+};
+
+function samplerOf({ name, ratio }: TraceSampler): Sampler {
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** The OTLP exporter of the settings' protocol; only its module is loaded. */
+function otlpExporter(settings: TracingSettings): SpanExporter {
+  const { endpoint: url, headers } = settings;
+  /* eslint-disable @typescript-eslint/no-require-imports -- one exporter module of three, the one the protocol names */
+  switch (settings.protocol) {
+    case 'grpc': {
+      const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-grpc') as typeof OtlpGrpc;
+      // The gRPC exporter's own dependency (and Temporal client's): headers travel as metadata.
+      const { Metadata } = require('@grpc/grpc-js') as typeof GrpcJs;
+      const metadata = new Metadata();
+      for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
+      return new OTLPTraceExporter({ url, metadata });
+    }
+    case 'http/json': {
+      const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpJson;
+      return new OTLPTraceExporter({ url, headers });
+    }
+    case 'http/protobuf': {
+      const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto') as typeof OtlpProto;
+      return new OTLPTraceExporter({ url, headers });
+    }
+  }
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
