@@ -271,6 +271,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     compacted: agent.state.compacted,
     usage: agent.state.usage,
     lastTurn: agent.state.lastTurn,
+    recentTurns: agent.state.recentTurns ?? [],
   }));
 
   // A session is pinned to the build its run started on, so a turn runs to its end on the code

@@ -53,6 +53,8 @@ export interface SettingsFlags {
   deployment: string;
   /** `--build-id` of `worker` and `up`. */
   buildId: string;
+  /** The OTLP/HTTP base URL of the collector `up --traces` started: traces go there whatever the variables say. */
+  tracesEndpoint: string;
 }
 
 /**
@@ -81,7 +83,10 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     ...(flags.httpHost !== undefined ? { host: flags.httpHost } : {}),
     ...(flags.httpPort !== undefined ? { port: flags.httpPort } : {}),
   });
-  const tracing = tracingSettingsFromEnv(env);
+  const tracing = tracingSettingsFromEnv(
+    env,
+    flags.tracesEndpoint !== undefined ? { endpoint: `${flags.tracesEndpoint.replace(/\/+$/, '')}/v1/traces`, protocol: 'http/protobuf' } : undefined,
+  );
   const traceUrl = traceUrlSetting(env.AGENT_SESSIONS_TRACE_URL);
   return {
     temporal: hideSecrets(temporal, showTemporal),

@@ -53,26 +53,29 @@ export interface TracingSettings {
 }
 
 /**
- * Reads the standard OpenTelemetry variables of the trace exporter.
+ * Reads the standard OpenTelemetry variables of the trace exporter; `exporter`, when given,
+ * names the collector instead of the variables (`up --traces` gives the Jaeger it started).
  *
  * @returns `undefined` when no endpoint is set (or tracing is switched off): nothing is traced.
  * @throws InvalidSettingError naming the variable and what it accepts: an endpoint that is not an
  *   http(s) URL, a protocol, sampler or exporter outside the supported ones, a ratio outside 0..1,
  *   a `key=value` list that is not one.
  */
-export function tracingSettingsFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefined {
+export function tracingSettingsFromEnv(env: NodeJS.ProcessEnv, exporter?: { endpoint: string; protocol: OtlpProtocol }): TracingSettings | undefined {
   const disabled = booleanSetting('OTEL_SDK_DISABLED', env.OTEL_SDK_DISABLED) ?? false;
-  const exporter = nonEmpty(env.OTEL_TRACES_EXPORTER)?.toLowerCase();
-  if (exporter !== undefined && exporter !== 'otlp' && exporter !== 'none') {
+  const exporterName = nonEmpty(env.OTEL_TRACES_EXPORTER)?.toLowerCase();
+  if (exporterName !== undefined && exporterName !== 'otlp' && exporterName !== 'none') {
     throw new InvalidSettingError(`OTEL_TRACES_EXPORTER must be otlp or none, got ${JSON.stringify(env.OTEL_TRACES_EXPORTER)}`);
   }
-  const protocol = protocolSetting(env);
+  const protocol = exporter?.protocol ?? protocolSetting(env);
+  if (exporter !== undefined) protocolSetting(env); // still refused when malformed
   const sampler = samplerSetting(env);
   const headers = { ...keyValues('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) };
   const resourceAttributes = keyValues('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES);
   const captureMessageContent = booleanSetting('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) ?? false;
-  const endpoint = endpointSetting(env, protocol);
-  if (endpoint === undefined || disabled || exporter === 'none') return undefined;
+  const endpoint = exporter?.endpoint ?? endpointSetting(env, protocol);
+  // A collector given by a flag (`up --traces`) is used whatever the variables say.
+  if (endpoint === undefined || (exporter === undefined && (disabled || exporterName === 'none'))) return undefined;
   const serviceName = nonEmpty(env.OTEL_SERVICE_NAME);
   return { endpoint, protocol, headers, ...(serviceName !== undefined ? { serviceName } : {}), resourceAttributes, sampler, captureMessageContent };
 }

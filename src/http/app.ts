@@ -15,6 +15,8 @@ import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
 import { temporalCalls } from './temporal-calls';
 import { refuseInvalid } from './validation';
+import { traceChanges } from './request-tracing';
+import type { RequestTracing } from '../tracing';
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -41,6 +43,13 @@ export interface HttpAppOptions {
   temporalTimeoutMs?: number;
   /** Pause between polls of a watched session for the event stream (default 250 ms). */
   pollMs?: number;
+  /** Traces (`startTracing(…)`): a server span for each request that changes something. */
+  tracing?: RequestTracing;
+  /**
+   * `AGENT_SESSIONS_TRACE_URL`: where one trace opens, `{traceId}` standing for its id; the
+   * dashboard links each turn that has a trace there (`GET /dashboard-config`).
+   */
+  traceUrl?: string;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -77,6 +86,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   });
   app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}`, code: 'no-such-endpoint' }, 404));
 
+  if (options.tracing !== undefined) app.use('*', traceChanges(options.tracing));
   app.use('*', async (c, next) => {
     await next();
     // Untrusted todo text must never become markup or script anywhere this service answers
@@ -103,7 +113,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
     });
   }
 
-  systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
+  systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas, traceUrl: options.traceUrl });
   sessionRoutes(app, { client, reader, calls, schemas });
   agentRoutes(app, { client, calls, schemas });
   sessionEventRoutes(app, { reader, schemas });

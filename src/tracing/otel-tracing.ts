@@ -13,8 +13,10 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type ReadableSpan,
   type Sampler,
   type SpanExporter,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type * as GrpcJs from '@grpc/grpc-js';
 import type * as OtlpGrpc from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -40,7 +42,7 @@ export function startOtelTracing(settings: TracingSettings, options: StartTracin
   const tracer = provider.getTracer(SCOPE);
   // The plugin's own interceptors take this tracer, not the process's global one: two tracings
   // in one process (tests, the bench) stay apart.
-  const plugin = new SessionsOpenTelemetryPlugin({ resource, spanProcessor: processor, tracer });
+  const plugin = new SessionsOpenTelemetryPlugin({ resource, spanProcessor: workflowSpans(processor), tracer });
   let stopped: Promise<void> | undefined;
 
   const ended = (span: Span, error: unknown): never => {
@@ -90,6 +92,28 @@ export function startOtelTracing(settings: TracingSettings, options: StartTracin
       ),
     flush: () => provider.forceFlush(),
     shutdown: () => (stopped ??= provider.shutdown()),
+  };
+}
+
+/**
+ * The processor of the spans workflows send through the plugin's sink. The sink copies the whole
+ * `WorkflowInfo` onto each span (search attributes, memo, the deployment version, as nested
+ * objects, about 1.5 kB a span); only its plain values are kept (`workflowId`, `runId`,
+ * `workflowType`, `taskQueue`, `attempt`, `historyLength`, …): nested objects are no span attribute.
+ */
+function workflowSpans(processor: SpanProcessor): SpanProcessor {
+  return {
+    onStart: () => undefined,
+    onEnd(span: ReadableSpan) {
+      const attributes = span.attributes as Record<string, unknown>;
+      for (const [key, value] of Object.entries(attributes)) {
+        if (value !== null && typeof value === 'object' && !Array.isArray(value)) delete attributes[key];
+      }
+      processor.onEnd(span);
+    },
+    forceFlush: () => processor.forceFlush(),
+    // The provider shuts the processor down.
+    shutdown: () => Promise.resolve(),
   };
 }
 
