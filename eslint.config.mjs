@@ -109,9 +109,9 @@ export default tseslint.config(
             message: 'Workflow code imports activities as types only (`import type * as activities`): the worker runs them.',
           },
           {
-            // tracing-interceptors.ts requires them lazily, only in a bundle that traces.
-            regex: moduleAt('@temporalio/interceptors-opentelemetry'),
-            message: "Temporal's OpenTelemetry interceptors are imported as types only: tracing-interceptors.ts requires them when the worker traces.",
+            // tracing-interceptors.ts alone requires them (with a disable comment saying why).
+            regex: `${moduleAt('@temporalio/interceptors-opentelemetry')}|${moduleAt('@opentelemetry/api')}`,
+            message: "Temporal's OpenTelemetry interceptors and OpenTelemetry's API are imported as types only: tracing-interceptors.ts requires them.",
           },
         ],
         refused: [

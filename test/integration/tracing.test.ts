@@ -5,6 +5,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { SessionClient } from '../../src/client';
 import type { TurnOutcome, Usage } from '../../src/session';
 import { TRACED_CHAT, tracedChatScript } from '../fixtures/traced-chat';
+import { replaySessionHistory } from '../../src/worker';
 import { httpCall, startTestBed, until, uniqueId, useTestBed } from '../helpers';
 import { inMemoryTracing, wholeTrace } from '../tracing-helpers';
 
@@ -211,8 +212,10 @@ describe('untraced sessions', () => {
       const outcome = await turnEnded(untraced.client, sessionId, (await untraced.client.sendMessage(sessionId, TRACED_CHAT.first)).messageId);
       assert.equal(outcome.reason, 'completed');
       assert.equal('traceId' in outcome, false);
-      const history = JSON.stringify(await untraced.client.exportHistory(sessionId));
-      assert.equal(history.includes('_tracer-data'), false, 'no event of the history carries a trace header');
+      const history = await untraced.client.exportHistory(sessionId);
+      assert.equal(JSON.stringify(history).includes('_tracer-data'), false, 'no event of the history carries a trace header');
+      // A worker that traces takes the session over as it is.
+      await replaySessionHistory(history, { allowParallelInProgress: true }, sessionId, { tracing: tracing.worker });
     } finally {
       await untraced.close();
     }
