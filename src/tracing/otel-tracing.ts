@@ -2,6 +2,7 @@
  * The OpenTelemetry side of {@link startTracing}: loaded only by it, so a process whose
  * settings name no OTLP endpoint never loads any of this.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Span, type TextMapGetter } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -44,6 +45,7 @@ export function startOtelTracing(settings: TracingSettings, options: StartTracin
   // in one process (tests, the bench) stay apart.
   const plugin = new SessionsOpenTelemetryPlugin({ resource, spanProcessor: workflowSpans(processor), tracer });
   let stopped: Promise<void> | undefined;
+  let toldUnsent = false;
 
   const ended = (span: Span, error: unknown): never => {
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
@@ -90,10 +92,20 @@ export function startOtelTracing(settings: TracingSettings, options: StartTracin
           },
         ),
       ),
-    flush: () => provider.forceFlush(),
-    shutdown: () => (stopped ??= provider.shutdown()),
+    flush: () => provider.forceFlush().catch(unsent),
+    shutdown: () => (stopped ??= Promise.race([provider.shutdown().catch(unsent), sleep(SHUTDOWN_MS)]).then(() => undefined)),
   };
+
+  /** A collector that cannot be reached never fails the program: it is said once, when spans could not be sent. */
+  function unsent(error: unknown): void {
+    if (toldUnsent) return;
+    toldUnsent = true;
+    process.stderr.write(`agent-sessions: traces could not be sent to ${settings.endpoint}: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
+
+/** Longest wait for the last spans to go out when a program stops. */
+const SHUTDOWN_MS = 5000;
 
 /**
  * The processor of the spans workflows send through the plugin's sink. The sink copies the whole
