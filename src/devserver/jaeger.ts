@@ -195,6 +195,8 @@ extensions:
         memory:
           max_traces: ${maxTraces}
   jaeger_query:
+    # Jaeger traces its own queries by default, to an OTLP collector on localhost:4317 that is not there.
+    enable_tracing: false
     storage:
       traces: memstore
     http:
