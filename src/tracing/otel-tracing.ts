@@ -108,18 +108,30 @@ export function startOtelTracing(settings: TracingSettings, options: StartTracin
 const SHUTDOWN_MS = 5000;
 
 /**
- * The processor of the spans workflows send through the plugin's sink. The sink copies the whole
- * `WorkflowInfo` onto each span (search attributes, memo, the deployment version, as nested
- * objects, about 1.5 kB a span); only its plain values are kept (`workflowId`, `runId`,
- * `workflowType`, `taskQueue`, `attempt`, `historyLength`, …): nested objects are no span attribute.
+ * The facts of the workflow a workflow's span keeps: the sink of Temporal's plugin copies the
+ * whole `WorkflowInfo` onto each span (search attributes, memo, times, history size, the
+ * deployment version, …, about 1.5 kB a span, more than the span itself), where these name the
+ * workflow well enough.
  */
+const WORKFLOW_FACTS = new Set(['workflowId', 'runId', 'workflowType', 'taskQueue', 'namespace', 'attempt']);
+
+/** `WorkflowInfo`'s other fields, as the sink copies them: dropped from the span. */
+const WORKFLOW_INFO_DROPPED = new Set([
+  'searchAttributes', 'typedSearchAttributes', 'memo', 'parent', 'root', 'lastResult', 'lastFailure', 'firstExecutionRunId',
+  'continuedFromExecutionRunId', 'originalExecutionRunId', 'startTime', 'runStartTime', 'executionTimeoutMs', 'executionExpirationTime',
+  'runTimeoutMs', 'taskTimeoutMs', 'retryPolicy', 'cronSchedule', 'cronScheduleToScheduleInterval', 'historyLength', 'historySize',
+  'continueAsNewSuggested', 'targetWorkerDeploymentVersionChanged', 'currentBuildId', 'currentDeploymentVersion', 'unsafe', 'priority',
+]);
+
+/** The processor of the spans workflows send through the plugin's sink: {@link WORKFLOW_FACTS} of the info it copies, and the span's own attributes. */
 function workflowSpans(processor: SpanProcessor): SpanProcessor {
   return {
     onStart: () => undefined,
     onEnd(span: ReadableSpan) {
       const attributes = span.attributes as Record<string, unknown>;
       for (const [key, value] of Object.entries(attributes)) {
-        if (value !== null && typeof value === 'object' && !Array.isArray(value)) delete attributes[key];
+        const nested = value !== null && typeof value === 'object' && !Array.isArray(value);
+        if (!WORKFLOW_FACTS.has(key) && (nested || WORKFLOW_INFO_DROPPED.has(key))) delete attributes[key];
       }
       processor.onEnd(span);
     },
