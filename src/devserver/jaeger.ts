@@ -1,10 +1,10 @@
-import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findFreePort } from './dev-server';
 import { executableName, executableProblem } from './executables';
-import { goInstall } from './go-install';
+import { goInstall, moveBuiltFolder } from './go-install';
 import { ManagedProcess } from './managed-process';
 import { resolveCacheDir } from './temporal-cli';
 import { packageRoot } from './temporal-server-config';
@@ -62,15 +62,7 @@ export async function findJaegerBinary(options: { env?: NodeJS.ProcessEnv; cache
     gobin: scratch,
     target: binary,
     problem,
-    place: async () => {
-      try {
-        await rm(dir, { recursive: true, force: true });
-        await rename(scratch, dir);
-        return undefined;
-      } catch (error) {
-        return `moving the binary into ${dir} failed: ${(error as Error).message}`;
-      }
-    },
+    place: moveBuiltFolder(scratch, dir),
     reason: `no Jaeger ${JAEGER_VERSION} in the per-user cache`,
     env,
     output: options.output ?? process.stderr,
