@@ -12,27 +12,28 @@
  * - a signal, update, validator or query that arrives without a trace header (an untraced
  *   client, a dashboard polling) makes no span, instead of a trace of one span each.
  *
- * They run on every worker, tracing or not: Temporal's interceptors add microtask turns to an
- * update's completion (behind its SDK flag 6), which moves the update's completion among the
- * commands of its workflow task, so a history written with them replays only with them. On a
- * worker that does not trace (the bundle constant below, set like the parallel policy, which
- * changes no file the build id is computed from) their tracer is a no-op one: no span is made,
- * no random drawn, nothing sent to the sink, and the trace header is taken off every command.
+ * On a worker that does not trace (the bundle constant below, set like the parallel policy, which
+ * changes no file the build id is computed from), their inert twin runs instead
+ * (`inert-tracing.ts`): the same asynchronous steps and SDK-flag checks without a span, so that a
+ * history written with tracing on replays with it off and the other way round (Temporal's
+ * interceptors move an update's completion, an activity's result and the workflow's end among the
+ * commands of a workflow task). It makes no span, draws no random number, sends nothing to the
+ * sink or in any header, and evaluates nothing of OpenTelemetry.
  */
 import {
   getRandomStream,
   workflowRandom,
-  type Next,
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptors,
+  type WorkflowInternalsInterceptor,
   type WorkflowOutboundCallsInterceptor,
   type WorkflowRandomStream,
 } from '@temporalio/workflow';
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import type * as SdkInstrumentation from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import type * as SdkInterceptors from '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
-import type * as OtelApi from '@opentelemetry/api';
 import { userMessageUpdate } from './messages';
+import { InertInboundInterceptor, InertOutboundInterceptor, inertInstrument } from './inert-tracing';
 import { noteRunHeaders, noteUpdateHeaders, TRACE_HEADER, traceparentOf, useTurnTracer, type TracedTurn } from './turn-trace';
 import type { TurnOutcome } from '../src/session/workflow-api';
 
@@ -58,81 +59,104 @@ export const interceptors = (): WorkflowInterceptors => {
   return { ...traced, inbound: [notes, ...(traced.inbound ?? [])] };
 };
 
-/** Temporal's interceptors, wrapped (see the module's comment); with `exporting` false, inert. */
+/** Temporal's interceptors, wrapped (see the module's comment); with `exporting` false, their inert twin. */
 function tracedInterceptors(exporting: boolean): WorkflowInterceptors {
-  // Required here rather than imported: no other workflow file may reach OpenTelemetry (lint-enforced).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const sdk = (require('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors') as typeof SdkInterceptors).interceptors();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { instrument, extractContextFromHeaders } = require('@temporalio/interceptors-opentelemetry/lib/instrumentation') as typeof SdkInstrumentation;
-  const sdkIn = (sdk.inbound ?? [])[0] as Required<WorkflowInboundCallsInterceptor>;
-  const sdkOut = (sdk.outbound ?? [])[0] as Required<WorkflowOutboundCallsInterceptor>;
-  type Tracer = Parameters<typeof instrument>[0]['tracer'];
-  if (!exporting) {
-    // The same code on the same path, with a tracer that makes no span (OpenTelemetry's own no-op).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ProxyTracerProvider } = require('@opentelemetry/api') as typeof OtelApi;
-    const noop = new ProxyTracerProvider().getTracer('agent-sessions.untraced');
-    for (const interceptor of [sdkIn, sdkOut]) Object.assign(interceptor, { tracer: noop });
-  }
-  // The SDK's tracer of this workflow (or the no-op one): the turn's span comes from it too.
-  const tracer = (sdkIn as unknown as { tracer: Tracer }).tracer;
-  const replayed = lazyStream(SPAN_STREAMS.replayed);
-  const live = lazyStream(SPAN_STREAMS.live);
+  const parts = exporting ? temporalsInterceptors() : inertInterceptors();
+  const { sdkIn, sdkOut } = parts;
+  // Span ids come from named streams; an inert worker makes no span and draws nothing.
+  const replayed = exporting ? streamScope(SPAN_STREAMS.replayed) : unscoped;
+  const live = exporting ? streamScope(SPAN_STREAMS.live) : unscoped;
   const traced = (headers: Headers): boolean => traceparentOf(headers) !== undefined;
-  // Off, a command carries no trace header: the no-op span would put its parent's context there.
-  const sent = <I extends { headers: Headers }, O>(next: (input: I) => O): ((input: I) => O) =>
-    exporting ? next : (input: I) => next({ ...input, headers: withoutTrace(input.headers) });
 
   const inbound: WorkflowInboundCallsInterceptor = {
     // The run's span is the root of the run's own trace: its starter's context is a turn's (or a
     // spawn's), and a run lasts for days.
-    execute: (input, next) => replayed().with(() => sdkIn.execute({ ...input, headers: withoutTrace(input.headers) }, next)),
-    handleSignal: (input, next) => (traced(input.headers) ? replayed().with(() => sdkIn.handleSignal(input, next)) : next(input)),
-    handleUpdate: (input, next) => (traced(input.headers) ? replayed().with(() => sdkIn.handleUpdate(input, next)) : next(input)),
-    validateUpdate: (input, next) => (traced(input.headers) ? live().with(() => sdkIn.validateUpdate(input, next)) : next(input)),
-    handleQuery: (input, next) => (traced(input.headers) ? live().with(() => sdkIn.handleQuery(input, next)) : next(input)),
+    execute: (input, next) => replayed(() => sdkIn.execute({ ...input, headers: withoutTrace(input.headers) }, next)),
+    handleSignal: (input, next) => (traced(input.headers) ? replayed(() => sdkIn.handleSignal(input, next)) : next(input)),
+    handleUpdate: (input, next) => (traced(input.headers) ? replayed(() => sdkIn.handleUpdate(input, next)) : next(input)),
+    validateUpdate: (input, next) => (traced(input.headers) ? live(() => sdkIn.validateUpdate(input, next)) : next(input)),
+    handleQuery: (input, next) => (traced(input.headers) ? live(() => sdkIn.handleQuery(input, next)) : next(input)),
   };
   const outbound: WorkflowOutboundCallsInterceptor = {
-    scheduleActivity: (input, next) => replayed().with(() => sdkOut.scheduleActivity(input, sent(next))),
-    scheduleLocalActivity: (input, next) => replayed().with(() => sdkOut.scheduleLocalActivity(input, sent(next))),
-    startChildWorkflowExecution: (input, next) => replayed().with(() => sdkOut.startChildWorkflowExecution(input, sent(next))),
-    continueAsNew: (input, next) => replayed().with(() => sdkOut.continueAsNew(input, sent(next))),
-    signalWorkflow: (input, next) => replayed().with(() => sdkOut.signalWorkflow(input, sent(next))),
-    startNexusOperation: (input, next) => replayed().with(() => sdkOut.startNexusOperation(input, next)),
-    getLogAttributes: (input, next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>) => sdkOut.getLogAttributes(input, next),
+    scheduleActivity: (input, next) => replayed(() => sdkOut.scheduleActivity(input, next)),
+    scheduleLocalActivity: (input, next) => replayed(() => sdkOut.scheduleLocalActivity(input, next)),
+    startChildWorkflowExecution: (input, next) => replayed(() => sdkOut.startChildWorkflowExecution(input, next)),
+    continueAsNew: (input, next) => replayed(() => sdkOut.continueAsNew(input, next)),
+    signalWorkflow: (input, next) => replayed(() => sdkOut.signalWorkflow(input, next)),
+    startNexusOperation: (input, next) => replayed(() => sdkOut.startNexusOperation(input, next)),
+    ...(sdkOut.getLogAttributes !== undefined ? { getLogAttributes: sdkOut.getLogAttributes.bind(sdkOut) } : {}),
   };
-
-  useTurnTracer({
-    run: (turn: TracedTurn, body: () => Promise<TurnOutcome>) => {
-      const context = extractContextFromHeaders({ [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent: turn.traceparent }) });
-      return replayed().with(() =>
-        instrument({
-          tracer,
-          spanName: `invoke_agent ${turn.sessionId}`,
-          ...(context !== undefined ? { context } : {}),
-          fn: async (span) => {
-            span.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': turn.sessionId, 'agent_sessions.message.id': turn.messageId });
-            // The turn itself runs on the workflow's own random stream, as it does untraced.
-            const outcome = await workflowRandom.with(body);
-            span.setAttributes({
-              'agent_sessions.turn': outcome.turn,
-              'agent_sessions.turn.reason': outcome.reason,
-              ...(outcome.reason !== 'completed' ? { 'error.type': outcome.reason } : {}),
-            });
-            return outcome;
-          },
-        }),
-      );
-    },
-  });
-  return { inbound: [inbound], outbound: [outbound], internals: sdk.internals ?? [] };
+  useTurnTracer({ run: (turn, body) => replayed(() => parts.runTurn(turn, () => workflowRandom.with(body))) });
+  return { inbound: [inbound], outbound: [outbound], internals: parts.internals };
 }
 
-/** A named random stream of this workflow, made on first use (only inside the workflow's context). */
-function lazyStream(name: string): () => WorkflowRandomStream {
+/** What the wrapper wraps: the interceptors (inbound, outbound, internals) and how a turn runs inside its span. */
+interface TracingParts {
+  sdkIn: Required<Omit<WorkflowInboundCallsInterceptor, 'getLogAttributes' | 'getMetricTags'>>;
+  sdkOut: Required<Omit<WorkflowOutboundCallsInterceptor, 'getLogAttributes' | 'getMetricTags' | 'startTimer'>> & Pick<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>;
+  internals: WorkflowInternalsInterceptor[];
+  runTurn(turn: TracedTurn, body: () => Promise<TurnOutcome>): Promise<TurnOutcome>;
+}
+
+/** Temporal's own interceptors (the plugin's `workflowModules`), and the turn's span from their tracer. */
+function temporalsInterceptors(): TracingParts {
+  // Required here rather than imported: evaluated only on a worker that traces, and no other
+  // workflow file may reach OpenTelemetry (lint-enforced).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sdk = (require('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors') as typeof SdkInterceptors).interceptors();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { instrument, extractContextFromHeaders } = require('@temporalio/interceptors-opentelemetry/lib/instrumentation') as typeof SdkInstrumentation;
+  const sdkIn = (sdk.inbound ?? [])[0] as TracingParts['sdkIn'];
+  // The SDK's tracer of this workflow, the one its own spans come from: the turn's span comes from it too.
+  const tracer = (sdkIn as unknown as { tracer: Parameters<typeof instrument>[0]['tracer'] }).tracer;
+  return {
+    sdkIn,
+    sdkOut: (sdk.outbound ?? [])[0] as TracingParts['sdkOut'],
+    internals: sdk.internals ?? [],
+    runTurn(turn, body) {
+      const context = extractContextFromHeaders({ [TRACE_HEADER]: defaultPayloadConverter.toPayload({ traceparent: turn.traceparent }) });
+      return instrument({
+        tracer,
+        spanName: `invoke_agent ${turn.sessionId}`,
+        ...(context !== undefined ? { context } : {}),
+        fn: async (span) => {
+          span.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': turn.sessionId, 'agent_sessions.message.id': turn.messageId });
+          const outcome = await body();
+          span.setAttributes({
+            'agent_sessions.turn': outcome.turn,
+            'agent_sessions.turn.reason': outcome.reason,
+            ...(outcome.reason !== 'completed' ? { 'error.type': outcome.reason } : {}),
+          });
+          return outcome;
+        },
+      });
+    },
+  };
+}
+
+/** Their inert twin (`inert-tracing.ts`): the same steps, no span, nothing of OpenTelemetry evaluated. */
+function inertInterceptors(): TracingParts {
+  return {
+    sdkIn: new InertInboundInterceptor(),
+    sdkOut: new InertOutboundInterceptor(),
+    internals: [],
+    // The steps of `instrument` with a context (the turn's header always gives one), as above.
+    runTurn: (_turn, body) =>
+      inertInstrument(true, async () => {
+        const outcome = await body();
+        return outcome;
+      }),
+  };
+}
+
+/** Runs `fn` with span ids drawn from the named stream `name` of this workflow (made on first use, inside the workflow). */
+function streamScope(name: string): <T>(fn: () => T) => T {
   let stream: WorkflowRandomStream | undefined;
-  return () => (stream ??= getRandomStream(name));
+  return (fn) => (stream ??= getRandomStream(name)).with(fn);
+}
+
+function unscoped<T>(fn: () => T): T {
+  return fn();
 }
 
 function withoutTrace(headers: Headers): Headers {

@@ -120,7 +120,8 @@ const WORKFLOW_INFO_DROPPED = new Set([
   'searchAttributes', 'typedSearchAttributes', 'memo', 'parent', 'root', 'lastResult', 'lastFailure', 'firstExecutionRunId',
   'continuedFromExecutionRunId', 'originalExecutionRunId', 'startTime', 'runStartTime', 'executionTimeoutMs', 'executionExpirationTime',
   'runTimeoutMs', 'taskTimeoutMs', 'retryPolicy', 'cronSchedule', 'cronScheduleToScheduleInterval', 'historyLength', 'historySize',
-  'continueAsNewSuggested', 'targetWorkerDeploymentVersionChanged', 'currentBuildId', 'currentDeploymentVersion', 'unsafe', 'priority',
+  'continueAsNewSuggested', 'suggestedContinueAsNewReasons', 'targetWorkerDeploymentVersionChanged', 'currentBuildId', 'currentDeploymentVersion',
+  'unsafe', 'priority', 'now',
 ]);
 
 /** The processor of the spans workflows send through the plugin's sink: {@link WORKFLOW_FACTS} of the info it copies, and the span's own attributes. */
