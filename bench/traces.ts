@@ -8,7 +8,10 @@
  * - a chat turn's wall time (the bundled lint-fix script: five model calls, four writes), from
  *   sending the message to seeing the turn ended, untraced and traced, interleaved;
  * - a worker's memory after 10,000 traced writes next to an untraced worker's after as many, each
- *   worker in a process of its own, measured after a full garbage collection.
+ *   worker in a process of its own, measured after a full garbage collection;
+ * - what tracing unset costs at all: a new session's first write and a plain write on a worker
+ *   whose bundle runs the inert tracing interceptors (every bundle does) next to one whose bundle
+ *   has no interceptor (as before traces existed), interleaved.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -17,11 +20,15 @@ import type { SessionClient } from '../src/client';
 import type { TracingSettings } from '../src/config';
 import { bundledScriptFile, startModelServer } from '../src/model-server';
 import { startTracing } from '../src/tracing';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { connectionOptions } from '../src/config';
+import { bundleWithPlugins } from '../src/worker';
+import { AgentSessionsPlugin } from '../src/worker/sessions-plugin';
 import { todoWriteUpdate } from '../workflows/messages';
 import { BARE_WORKFLOW_TYPE, noopUpdate } from './baseline-workflows';
 import { startOtlpSink, type OtlpSink } from './otlp-sink';
 import { int, pcts, type MeasurementResult, type Row } from './report';
-import { closeAll, interleaved, todoList, type Bench } from './setup';
+import { closeAll, interleaved, POLICY, todoList, type Bench } from './setup';
 import { summarize } from './stats';
 
 /** The latency target of todo_write against the floor, which today's figure meets (docs/speed.md: 1.122× at 3 items). */
@@ -126,6 +133,34 @@ export async function measureTraces(bench: Bench): Promise<MeasurementResult> {
       met: turnMs.on.p50 / turnMs.off.p50 <= EXPORT_TARGET,
     });
 
+    // What unset costs at all: the inert interceptors against none.
+    const bare = await bareInterceptorsQueue(bench);
+    try {
+      const rounds = bench.quick ? 20 : 100;
+      const first = { inert: [] as number[], none: [] as number[] };
+      const plain = { inert: [] as number[], none: [] as number[] };
+      const [keptInert, keptNone] = [bench.id('inert'), bench.id('none')];
+      await Promise.all([off.sessions.todoWrite(keptInert, todoList(3, 0)), bare.sessions.todoWrite(keptNone, todoList(3, 0))]);
+      for (let i = 0; i < rounds + warmup; i++) {
+        const created = await interleaved([() => off.sessions.todoWrite(bench.id('inert'), todoList(3, i)), () => bare.sessions.todoWrite(bench.id('none'), todoList(3, i))], i);
+        const written = await interleaved([write(off.sessions, keptInert, i + 1), write(bare.sessions, keptNone, i + 1)], i);
+        if (i < warmup) continue;
+        first.inert.push(created[0]!);
+        first.none.push(created[1]!);
+        plain.inert.push(written[0]!);
+        plain.none.push(written[1]!);
+      }
+      const f = { inert: summarize(first.inert), none: summarize(first.none) };
+      const p = { inert: summarize(plain.inert), none: summarize(plain.none) };
+      figures['unsetCost'] = { rounds, firstWrite: f, executeUpdate: p };
+      rows.push(
+        { measurement: 'first write, inert tracing vs no interceptor', ours: pcts(f.inert), baseline: pcts(f.none), ratio: f.inert.p50 / f.none.p50, target: '—', met: null },
+        { measurement: 'todo_write, inert tracing vs no interceptor', ours: pcts(p.inert), baseline: pcts(p.none), ratio: p.inert.p50 / p.none.p50, target: '—', met: null },
+      );
+    } finally {
+      await bare.stop();
+    }
+
     // A worker's memory after many writes, traced and not, each in a process of its own.
     const writes = bench.quick ? 1000 : 10_000;
     const untracedMemory = await memoryAfterWrites(bench, 'mem-off', writes, undefined);
@@ -146,7 +181,7 @@ export async function measureTraces(bench: Bench): Promise<MeasurementResult> {
     figures['collector'] = { ...sink.received };
     notes.push(
       `the local collector received ${int(sink.received.requests)} exports, ${(sink.received.bytes / 1e6).toFixed(1)} MB of spans (OTLP/HTTP protobuf); ` +
-        'an untraced worker loads no OpenTelemetry module in its process, and its bundle runs Temporal’s workflow interceptors with a no-op tracer (docs/observability.md)',
+        'an untraced worker loads no OpenTelemetry module, in its process or its workflows (they run the inert twin of Temporal’s workflow interceptors, docs/observability.md)',
     );
   } finally {
     await Promise.allSettled([off.stop(), on.stop()]);
@@ -155,6 +190,27 @@ export async function measureTraces(bench: Bench): Promise<MeasurementResult> {
     await sink.close();
   }
   return { name: 'traces', title: 'traces — todo_write ms and a chat turn ms, p50 / p95 / p99, unset and exported to a local OTLP collector; worker memory', rows, figures, notes };
+}
+
+/** A queue whose worker's bundle has no workflow interceptor at all, as bundles had before traces; sessions on it have no agent. */
+async function bareInterceptorsQueue(bench: Bench): Promise<{ sessions: SessionClient; stop(): Promise<void> }> {
+  const taskQueue = `${bench.sessionQueue}-no-interceptors`;
+  const noInterceptors = { name: 'no-interceptors', configureBundler: (options: Parameters<AgentSessionsPlugin['configureBundler']>[0]) => ({ ...options, workflowInterceptorModules: [] }) };
+  const bundle = await bundleWithPlugins(POLICY, [noInterceptors]);
+  const config = { address: bench.address, namespace: bench.namespace, taskQueue };
+  const connection = await NativeConnection.connect(connectionOptions(config));
+  const worker = await Worker.create({ connection, namespace: bench.namespace, taskQueue, workflowBundle: bundle, plugins: [new AgentSessionsPlugin(POLICY)] });
+  const running = worker.run().finally(() => connection.close());
+  const { SessionClient } = await import('../src/client');
+  const sessions = await SessionClient.connect(config);
+  return {
+    sessions,
+    async stop() {
+      await sessions.closeConnection();
+      worker.shutdown();
+      await running;
+    },
+  };
 }
 
 /** A worker in a process of its own (traced to `sink`, or not), `writes` writes sent to it from here, then its memory. */
