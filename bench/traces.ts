@@ -16,7 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { SessionClient } from '../src/client';
+import { OutcomeUnknownError, type SessionClient } from '../src/client';
 import type { TracingSettings } from '../src/config';
 import { bundledScriptFile, startModelServer } from '../src/model-server';
 import { startTracing } from '../src/tracing';
@@ -238,7 +238,16 @@ async function memoryAfterWrites(bench: Bench, prefix: string, writes: number, s
       const lane = async (id: string): Promise<void> => {
         for (let step = 0; sent < writes; step++) {
           sent++;
-          await client.todoWrite(id, todoList(3, step));
+          // A write whose answer did not come in time (a loaded machine) is sent again with its id: applied once.
+          const updateId = `${id}:${step}`;
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await client.todoWrite(id, todoList(3, step), { updateId });
+              break;
+            } catch (error) {
+              if (!(error instanceof OutcomeUnknownError) || attempt >= 5) throw error;
+            }
+          }
         }
       };
       await Promise.all(ids.map(lane));
