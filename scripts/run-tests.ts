@@ -178,7 +178,9 @@ async function main(): Promise<number> {
   const { TEMPORAL_ADDRESS: _stopped, ...ownEnv } = env;
   if (own.length > 0) code = Math.max(code, await runFiles(own, 1, ownEnv));
   if (jaeger !== undefined) {
-    code = Math.max(code, await checkTraced(jaeger));
+    // The beds' workers and clients trace when shared files ran; the cluster's own workers, when test/cluster/ did.
+    const expected = [...(shared.length > 0 ? ['agent-sessions-tests'] : []), ...(own.length > 0 ? ['agent-sessions-worker'] : [])];
+    code = Math.max(code, await checkTraced(jaeger, expected));
     await jaeger.stop();
   }
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(0)} s`;
@@ -190,10 +192,9 @@ async function main(): Promise<number> {
   return code;
 }
 
-/** Fails the run (1) unless Jaeger received traces from the tests' workers and the programs they started. */
-async function checkTraced(jaeger: RunningJaeger): Promise<number> {
+/** Fails the run (1) unless Jaeger received traces from each of the `expected` services (the tests' beds, the cluster's workers). */
+async function checkTraced(jaeger: RunningJaeger, expected: readonly string[]): Promise<number> {
   const services = ((await (await fetch(`${jaeger.uiUrl}/api/services`)).json()) as { data: string[] | null }).data ?? [];
-  const expected = ['agent-sessions-tests', 'agent-sessions-worker'];
   const missing = expected.filter((service) => !services.includes(service));
   process.stderr.write(`Jaeger received traces from: ${services.sort().join(', ') || 'nobody'}\n`);
   if (missing.length === 0) return 0;
