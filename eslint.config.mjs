@@ -108,6 +108,11 @@ export default tseslint.config(
             regex: moduleAt('../activities'),
             message: 'Workflow code imports activities as types only (`import type * as activities`): the worker runs them.',
           },
+          {
+            // tracing-interceptors.ts alone requires them (with a disable comment saying why).
+            regex: moduleAt('@temporalio/interceptors-opentelemetry'),
+            message: "Temporal's OpenTelemetry interceptors are imported as types only: tracing-interceptors.ts requires them on a worker that traces.",
+          },
         ],
         refused: [
           { regex: NODE_BUILTIN, message: 'Workflow code is replayed and must stay deterministic: no Node built-ins.' },

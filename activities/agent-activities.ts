@@ -3,12 +3,13 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Registry } from 'prom-client';
 import { SessionClient } from '../src/client/session-client';
 import { describeDeployment } from '../src/release/deployment-api';
-import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
+import { SessionClosedError, SpawnRejectedError, TodoRejectedError, type RequestRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
 import { AgentLoopMetrics } from '../src/metrics';
 import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
 import { sessionCloseSignal, turnEndSignal, turnStartSignal } from '../workflows/messages';
 import type { AgentActivities, ToolOutcome, TurnSettings } from './agent-contract';
+import { UNTRACED_TOOL, type AgentSpans, type ToolCallRequest, type ToolSpan } from './agent-spans';
 import { withHeartbeat } from './heartbeat';
 import { meteredModelCall } from './metered-model-call';
 import { modelCaller } from './model-call';
@@ -35,6 +36,8 @@ export interface AgentActivitiesOptions {
    * registry of their own, served by no one, unless given.
    */
   metrics?: Registry;
+  /** The tracer of model and tool calls, on a worker that exports traces; absent, nothing is traced. */
+  spans?: AgentSpans;
 }
 
 /** What the model is told it is. Our own words; the tools' descriptions carry the details. */
@@ -86,7 +89,10 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
     apiKey: settings.apiKey,
     ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
-  });
+  }, options.spans);
+  const spans = options.spans;
+  const toolCall = <T extends ToolOutcome>(request: ToolCallRequest, run: (span: ToolSpan) => Promise<T>): Promise<T> =>
+    spans !== undefined ? spans.toolCall(request, run) : run(UNTRACED_TOOL);
 
   return {
     async beginTurn({ sessionId, messageId, turn }) {
@@ -125,39 +131,47 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
 
     callModel: meteredModelCall(callModel, metrics),
 
-    async writeTodos({ sessionId, arguments: text }) {
-      const args = parseJson(TODO_WRITE_TOOL_NAME, text);
-      if (!args.ok) return args;
-      try {
-        // The very update any other writer sends, judged by the same validator; the id derived
-        // from this activity makes a retried activity apply the write once.
-        const updateId = toolUpdateId();
-        // Counted by the session's answer, once per update id: a retry answered again is not a second write.
-        const result = await metrics.todoWrites.count(updateId, () => withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId })));
-        return { ok: true, content: result.message };
-      } catch (error) {
-        if (error instanceof TodoRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
-        throw error;
-      }
-    },
+    writeTodos: ({ sessionId, callId, arguments: text }) =>
+      toolCall({ sessionId, callId, name: TODO_WRITE_TOOL_NAME, arguments: text }, async (span) => {
+        const args = parseJson(TODO_WRITE_TOOL_NAME, text);
+        if (!args.ok) return args;
+        try {
+          // The very update any other writer sends, judged by the same validator; the id derived
+          // from this activity makes a retried activity apply the write once.
+          const updateId = toolUpdateId();
+          // Counted by the session's answer, once per update id: a retry answered again is not a second write.
+          const result = await metrics.todoWrites.count(updateId, () => withHeartbeat(() => sessions().todoWrite(sessionId, args.value, { updateId })));
+          return { ok: true, content: result.message };
+        } catch (error) {
+          if (error instanceof TodoRejectedError) span.refused(error.rule, rulesOf(error));
+          if (error instanceof TodoRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
+          throw error;
+        }
+      }),
 
-    async spawnSubagent({ sessionId, arguments: text }) {
-      const parsed = parseToolArguments({ name: SPAWN_SUBAGENT_TOOL_NAME, schema: spawnSubagentArgsSchema }, text);
-      if (!parsed.ok) return parsed;
-      const { name, task } = parsed.value;
-      try {
-        const child = await withHeartbeat(() => sessions().spawnSubagent(sessionId, { name, task, agent: true }, { updateId: toolUpdateId() }));
-        return { ok: true, content: `subagent ${child.sessionId} started`, childId: child.sessionId };
-      } catch (error) {
-        if (error instanceof SpawnRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
-        throw error;
-      }
-    },
+    spawnSubagent: ({ sessionId, callId, arguments: text }) =>
+      toolCall({ sessionId, callId, name: SPAWN_SUBAGENT_TOOL_NAME, arguments: text }, async (span) => {
+        const parsed = parseToolArguments({ name: SPAWN_SUBAGENT_TOOL_NAME, schema: spawnSubagentArgsSchema }, text);
+        if (!parsed.ok) return parsed;
+        const { name, task } = parsed.value;
+        try {
+          const child = await withHeartbeat(() => sessions().spawnSubagent(sessionId, { name, task, agent: true }, { updateId: toolUpdateId() }));
+          return { ok: true, content: `subagent ${child.sessionId} started`, childId: child.sessionId };
+        } catch (error) {
+          if (error instanceof SpawnRejectedError) span.refused(error.rule, rulesOf(error));
+          if (error instanceof SpawnRejectedError || error instanceof SessionClosedError) return { ok: false, content: error.message };
+          throw error;
+        }
+      }),
 
-    async runTool({ sessionId, callId, name, arguments: text }) {
-      return withHeartbeat(() => registry.run(name, text, { sessionId, callId }));
-    },
+    runTool: ({ sessionId, callId, name, arguments: text }) =>
+      toolCall({ sessionId, callId, name, arguments: text }, () => withHeartbeat(() => registry.run(name, text, { sessionId, callId }))),
   };
+}
+
+/** Every rule a refusal broke, the first first, each once. */
+function rulesOf(error: RequestRejectedError): string[] {
+  return [...new Set([error.rule, ...error.problems.map((problem) => problem.rule)])];
 }
 
 /** The session as the worker's own client sees it. */

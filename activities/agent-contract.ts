@@ -44,6 +44,8 @@ export interface ModelAnswer {
   /** The usage the endpoint reported for this call, with the characters counted here. */
   usage: Usage;
   finishReason: string | null;
+  /** The model the endpoint says answered (its `model` field), when it said; read by traces, not by the loop. */
+  model?: string;
 }
 
 /** The outcome of one tool call, as the model reads it. */

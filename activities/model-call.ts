@@ -5,6 +5,7 @@ import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } f
 import { TODO_WRITE_TOOL_NAME } from '../src/todo';
 import type { ToolCall, Usage } from '../src/session';
 import type { AgentActivities, ModelAnswer } from './agent-contract';
+import type { AgentSpans } from './agent-spans';
 import { withHeartbeat } from './heartbeat';
 
 /** Where the model is, as the worker was configured (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). */
@@ -54,7 +55,15 @@ type CallModelInput = Parameters<AgentActivities['callModel']>[0];
  * own endpoint is a non-retryable `ModelNotConfigured` naming `OPENAI_API_KEY`. The key is never
  * part of any message: it is cut out of whatever the server says.
  */
-export function modelCaller(endpoint: ModelEndpoint): (input: CallModelInput) => Promise<ModelAnswer> {
+export function modelCaller(endpoint: ModelEndpoint, spans?: AgentSpans): (input: CallModelInput) => Promise<ModelAnswer> {
+  const call = untracedModelCaller(endpoint);
+  if (spans === undefined) return call;
+  const baseUrl = endpoint.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+  // Each attempt of the activity is one `chat` span: a retried call shows every attempt.
+  return (input) => spans.modelCall({ ...input, baseUrl }, () => call(input));
+}
+
+function untracedModelCaller(endpoint: ModelEndpoint): (input: CallModelInput) => Promise<ModelAnswer> {
   const baseURL = endpoint.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
   let client: OpenAI | undefined;
   let clientKey: string | undefined;
@@ -134,7 +143,7 @@ export function answerOf(completion: ChatCompletion, baseURL: string, key: strin
     output_chars: (content ?? '').length + argumentChars(toolCalls),
     todo_write_chars: argumentChars(toolCalls.filter((call) => call.function.name === TODO_WRITE_TOOL_NAME)),
   };
-  return { content, toolCalls, usage, finishReason: choice.finish_reason ?? null };
+  return { content, toolCalls, usage, finishReason: choice.finish_reason ?? null, ...(typeof completion.model === 'string' && completion.model !== '' ? { model: completion.model } : {}) };
 }
 
 /** The failure a failed request is reported as: retryable or not, never carrying the key. */

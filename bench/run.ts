@@ -8,7 +8,8 @@
  *   npm run bench -- --server cluster --only latency,throughput   on PostgreSQL and the Temporal server
  *
  * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, tree, cli,
- * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes).
+ * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes),
+ * traces (todo_write and a chat turn with tracing unset and exported to a local collector; a worker's memory after 10,000 traced writes).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -28,6 +29,7 @@ import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
 import { measureThroughput } from './throughput';
 import { measureTree } from './tree';
+import { measureTraces } from './traces';
 
 const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>> = {
   creation: measureCreation,
@@ -43,6 +45,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   cli: measureCli,
   release: measureRelease,
   scale: measureScale,
+  traces: measureTraces,
 };
 
 interface BenchOptions {

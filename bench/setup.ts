@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { isResendableUpdateError, SessionClient, withBusyRetry } from '../src/client';
+import { isResendableUpdateError, SessionClient, withBusyRetry, type SessionClientOptions } from '../src/client';
 import { connectionOptions, loadSettings, type TemporalConfig } from '../src/config';
 import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, TEMPORAL_SERVER_VERSION } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
-import { bundleSessionWorkflows, createWorker, type SessionWorker } from '../src/worker';
+import { bundleSessionWorkflows, createWorker, type CreateWorkerOptions, type SessionWorker } from '../src/worker';
 import { todosQuery, todoWriteUpdate } from '../workflows/messages';
 import { BARE_WORKFLOW_TYPE, bareCloseUpdate, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';
 
@@ -56,8 +56,14 @@ export interface Bench {
    * for it, for a measurement whose sessions must not mix with the others' (a listing counts
    * every session of its queue). Closed with the bench, or earlier with `stop`.
    */
-  openQueue(prefix: string): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
+  openQueue(prefix: string, options?: QueueOptions): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
+}
+
+/** What a queue of its own runs with beyond the defaults: the worker's agent settings and tracing, the client's plugins. */
+export interface QueueOptions {
+  worker?: Pick<CreateWorkerOptions, 'agent' | 'tracing'>;
+  client?: Pick<SessionClientOptions, 'plugins'>;
 }
 
 /** Which server a run measures; `TEMPORAL_ADDRESS` overrides both with a server already running. */
@@ -106,8 +112,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const sessionBundle = await bundleSessionWorkflows(POLICY, { cacheDir: settings.paths.cacheDir });
   const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
 
-  const startSessionWorker = async (taskQueue = sessionQueue): Promise<RunningWorker> => {
-    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
+  const startSessionWorker = async (taskQueue = sessionQueue, extra: QueueOptions['worker'] = {}): Promise<RunningWorker> => {
+    const worker: SessionWorker = await createWorker({ ...POLICY, ...extra, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
     const running = worker.run();
     await worker.registered();
     return {
@@ -161,10 +167,10 @@ export async function openBench(quick: boolean, progress: (message: string) => v
         },
       }));
     },
-    async openQueue(prefix) {
+    async openQueue(prefix, options = {}) {
       const taskQueue = `bench-${prefix}-${run}`;
-      const worker = await startSessionWorker(taskQueue);
-      const client = await SessionClient.connect({ ...config, taskQueue, continueAsNewAfter: 500 });
+      const worker = await startSessionWorker(taskQueue, options.worker);
+      const client = await SessionClient.connect({ ...config, taskQueue, continueAsNewAfter: 500, ...options.client });
       let stopped: Promise<void> | undefined;
       const queue = {
         taskQueue,

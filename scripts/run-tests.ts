@@ -13,6 +13,10 @@
  *     of its own: the start as a user runs it, and the faults). The first run on a machine
  *     builds the server with Go (docs/production.md).
  *
+ * The cluster run traces: it starts Jaeger (as `up --traces` does) and gives every test process,
+ * and every program they start, its OTLP endpoint (`AGENT_SESSIONS_TEST_TRACING=1` makes the test
+ * beds' workers and clients trace too); at the end it checks that Jaeger received their traces.
+ *
  * Arguments, if any, replace the default file list: `npm test -- test/unit/todo-fold.test.ts`.
  * Files under `test/cluster/` run last, one at a time: each brings up whole clusters.
  */
@@ -20,7 +24,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { TEMPORAL_SERVER_VERSION, findFreePort, findTemporalCli, startDevServer, startThrowawayCluster } from '../src/devserver';
+import { TEMPORAL_SERVER_VERSION, findFreePort, findJaegerBinary, findTemporalCli, startDevServer, startJaeger, startThrowawayCluster, type RunningJaeger } from '../src/devserver';
 import { findTemporalUiBinary } from '../src/devserver/temporal-ui-binary';
 
 const ROOT = join(__dirname, '..');
@@ -165,6 +169,12 @@ async function main(): Promise<number> {
     );
   }
   if (server) env['TEMPORAL_ADDRESS'] = server.address;
+  let jaeger: RunningJaeger | undefined;
+  if (target === 'cluster') {
+    jaeger = await startJaeger({ binary: await findJaegerBinary(), dir: mkdtempSync(join(tmpdir(), 'agent-sessions-tests-jaeger-')), keepsProcessAlive: false });
+    Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttpUrl, AGENT_SESSIONS_TEST_TRACING: '1' });
+    process.stderr.write(`Jaeger for the traces of the cluster run at ${jaeger.uiUrl} (its log: ${jaeger.logFile})\n`);
+  }
 
   let code = 0;
   const testsStarted = Date.now();
@@ -182,6 +192,12 @@ async function main(): Promise<number> {
   // The shared server is gone by now: these files address the clusters they start themselves.
   const { TEMPORAL_ADDRESS: _stopped, ...ownEnv } = env;
   if (own.length > 0) code = Math.max(code, await runFiles(own, 1, ownEnv));
+  if (jaeger !== undefined) {
+    // The beds' workers and clients trace when shared files ran; the cluster's own workers, when test/cluster/ did.
+    const expected = [...(shared.length > 0 ? ['agent-sessions-tests'] : []), ...(own.length > 0 ? ['agent-sessions-worker'] : [])];
+    code = Math.max(code, await checkTraced(jaeger, expected));
+    await jaeger.stop();
+  }
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(0)} s`;
   process.stderr.write(
     `npm test (${TARGET_VARIABLE}=${target}): ${files.length} files in ${seconds(Date.now() - started)} ` +
@@ -189,6 +205,16 @@ async function main(): Promise<number> {
       `${own.length > 0 ? `, ${seconds(Date.now() - sharedEnded)} for ${own.length} under ${CLUSTER_SUITE}/` : ''})\n`,
   );
   return code;
+}
+
+/** Fails the run (1) unless Jaeger received traces from each of the `expected` services (the tests' beds, the cluster's workers). */
+async function checkTraced(jaeger: RunningJaeger, expected: readonly string[]): Promise<number> {
+  const services = ((await (await fetch(`${jaeger.uiUrl}/api/services`)).json()) as { data: string[] | null }).data ?? [];
+  const missing = expected.filter((service) => !services.includes(service));
+  process.stderr.write(`Jaeger received traces from: ${services.sort().join(', ') || 'nobody'}\n`);
+  if (missing.length === 0) return 0;
+  process.stderr.write(`npm test: the cluster run was to be traced, and Jaeger has no trace from ${missing.join(' or ')}\n`);
+  return 1;
 }
 
 main().then(

@@ -23,7 +23,9 @@ export {
   type SettingsFlags,
   type TemporalConfig,
   type TemporalSettings,
+  type TracingSettings,
 } from './config';
+export { startTracing, type StartTracingOptions, type Tracing, type WorkerTracing } from './tracing';
 export { findTemporalCli, isServing, startDevServer, type DevServerHandle, type DevServerOptions } from './devserver';
 export {
   foldHistory,

@@ -15,6 +15,8 @@ import { startModelServer, type ModelServer, type ModelServerOptions } from '../
 import { todoWriteUpdate } from '../workflows/messages';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, replaySessionHistory, type CreateWorkerOptions, type ReplayReport, type SessionWorker } from '../src/worker';
+import { loadSettings } from '../src/config';
+import { startTracing, type Tracing } from '../src/tracing';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
 
 /** Root of the checkout, for running the CLI. */
@@ -47,6 +49,21 @@ export async function temporalAddress(): Promise<string> {
     return server;
   })();
   return (await ownServer).address;
+}
+
+let runTracing: Promise<Tracing | undefined> | undefined;
+
+/**
+ * The tracer of this test process when the runner asks for traces (`AGENT_SESSIONS_TEST_TRACING=1`
+ * with the `OTEL_*` variables, as the cluster run sets them: a Jaeger of its own), else none.
+ * Workers and clients of the test beds then trace unless a test gives its own tracer.
+ */
+export function runnerTracing(): Promise<Tracing | undefined> {
+  runTracing ??= (async () => {
+    const tracing = process.env.AGENT_SESSIONS_TEST_TRACING === '1' ? loadSettings(process.env).tracing : undefined;
+    return tracing !== undefined ? startTracing(tracing, { serviceName: 'agent-sessions-tests' }) : undefined;
+  })();
+  return runTracing;
 }
 
 /** How {@link until} checks. */
@@ -93,6 +110,8 @@ export interface TestWorkerOptions {
   metrics?: CreateWorkerOptions['metrics'];
   /** Temporal's worker options beyond those (interceptors, …). */
   workerOptions?: CreateWorkerOptions['workerOptions'];
+  /** Traces (`startTracing(…).worker`). */
+  tracing?: CreateWorkerOptions['tracing'];
 }
 
 /**
@@ -101,6 +120,7 @@ export interface TestWorkerOptions {
  * twice stops it once.
  */
 export async function startWorker(policy: TodoPolicy, taskQueue: string, options: TestWorkerOptions = {}): Promise<TestWorker> {
+  const tracing = options.tracing ?? (await runnerTracing())?.worker;
   const sessionWorker = await createWorker({
     ...policy,
     temporal: { address: await temporalAddress(), taskQueue },
@@ -109,6 +129,7 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     ...(options.deployment !== undefined ? { deployment: options.deployment } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.workerOptions !== undefined ? { workerOptions: options.workerOptions } : {}),
+    ...(tracing !== undefined ? { tracing } : {}),
   });
   const running = sessionWorker.run();
   // Until its version is current, no session task reaches it.
@@ -134,7 +155,8 @@ export async function replaySession(client: SessionClient, sessionId: string, po
 
 /** A client on the test server and `taskQueue`, with `options` (`continueAsNewAfter`, `diagnoseAfterMs`). */
 export async function connectClient(taskQueue: string, options: Omit<SessionClientOptions, 'address' | 'taskQueue'> = {}): Promise<SessionClient> {
-  return SessionClient.connect({ address: await temporalAddress(), taskQueue, ...options });
+  const tracing = options.plugins === undefined ? await runnerTracing() : undefined;
+  return SessionClient.connect({ address: await temporalAddress(), taskQueue, ...(tracing !== undefined ? { plugins: [tracing.clientPlugin] } : {}), ...options });
 }
 
 /** What a test bed starts beside its worker and client, and how. */
@@ -182,7 +204,8 @@ async function openTestBed(bed: PartialTestBed, policy: TodoPolicy, options: Tes
   const agent = bed.model !== undefined ? { ...options.worker?.agent, baseUrl: bed.model.url } : options.worker?.agent;
   bed.worker = await startWorker(policy, bed.taskQueue, { ...options.worker, ...(agent !== undefined ? { agent } : {}) });
   bed.client = await connectClient(bed.taskQueue, options.client);
-  if (options.http !== undefined) bed.http = await startHttpServer({ port: 0, ...options.http, client: bed.client });
+  const tracing = await runnerTracing();
+  if (options.http !== undefined) bed.http = await startHttpServer({ port: 0, ...(tracing !== undefined ? { tracing } : {}), ...options.http, client: bed.client });
 }
 
 /** Stops what has started, the last first. */

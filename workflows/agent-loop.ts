@@ -9,7 +9,8 @@ import {
 } from '@temporalio/workflow';
 import type { AgentActivities, ToolOutcome, TurnSettings } from '../activities/agent-contract';
 import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
-import type { AgentActivity, AgentState, ChatMessage, SessionState, ToolCall, TurnEndReason, TurnOutcome } from '../src/session/workflow-api';
+import type { AgentActivity, AgentState, ChatMessage, QueuedMessage, SessionState, ToolCall, TurnEndReason, TurnOutcome } from '../src/session/workflow-api';
+import { traceIdOf, traceTurn } from './turn-trace';
 
 // Bookkeeping: quick, retried until it works.
 const bookkeeping = proxyActivities<AgentActivities>({
@@ -72,11 +73,12 @@ export class AgentLoop {
     this.state = carried ?? INITIAL_AGENT_STATE;
   }
 
-  /** Queues a message; the main loop runs it as the next turn. */
-  enqueue(text: string, at: string): { messageId: number; queued: boolean; ahead: number } {
+  /** Queues a message (with the `traceparent` of the request that sent it, when traced); the main loop runs it as the next turn. */
+  enqueue(text: string, at: string, trace?: string): { messageId: number; queued: boolean; ahead: number } {
     const messageId = this.state.nextMessageId;
     const ahead = this.state.queue.length + (this.state.activity.state === 'idle' ? 0 : 1);
-    this.update({ nextMessageId: messageId + 1, queue: [...this.state.queue, { id: messageId, text, at }] });
+    const queued: QueuedMessage = { id: messageId, text, at, ...(trace !== undefined ? { trace } : {}) };
+    this.update({ nextMessageId: messageId + 1, queue: [...this.state.queue, queued] });
     return { messageId, queued: ahead > 0, ahead };
   }
 
@@ -105,8 +107,18 @@ export class AgentLoop {
     this.update({ pendingApprovals: this.state.pendingApprovals.filter((p) => p.callId !== callId) });
   }
 
-  /** Runs the next queued message as a turn, to its end. */
-  async runNextTurn(options: { closeAfter?: boolean } = {}): Promise<TurnOutcome> {
+  /**
+   * Runs the next queued message as a turn, to its end: inside the turn's span when the request
+   * that sent the message was traced and this worker traces (`turn-trace.ts`).
+   */
+  runNextTurn(options: { closeAfter?: boolean } = {}): Promise<TurnOutcome> {
+    const message = this.state.queue[0];
+    if (message === undefined) throw new Error('runNextTurn called with no message queued');
+    const traced = message.trace !== undefined ? { sessionId: this.session.sessionId, traceparent: message.trace, messageId: message.id } : undefined;
+    return traceTurn(traced, () => this.runTurn(options));
+  }
+
+  private async runTurn(options: { closeAfter?: boolean }): Promise<TurnOutcome> {
     const [message, ...rest] = this.state.queue;
     if (message === undefined) throw new Error('runNextTurn called with no message queued');
     const sessionId = this.session.sessionId;
@@ -187,7 +199,8 @@ export class AgentLoop {
       if (options.closeAfter === true) await condition(() => this.session.state().closed);
     }
     // The outcome is shown (and an interrupt answered) once turn/end is in the log.
-    const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString() };
+    const traceId = traceIdOf(message.trace);
+    const ended: TurnOutcome = { turn, messageId: message.id, ...outcome!, endedAt: new Date().toISOString(), ...(traceId !== undefined ? { traceId } : {}) };
     this.update({ lastTurn: ended, recentTurns: [...(this.state.recentTurns ?? []), ended].slice(-RECENT_TURNS_KEPT), activity: { state: 'idle' } });
     return ended;
   }

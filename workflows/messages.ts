@@ -77,6 +77,11 @@ export interface Transcript {
   compacted: boolean;
   usage: Usage;
   lastTurn: TurnOutcome | null;
+  /**
+   * The turns that ended last, oldest first (at most 12), each with its `traceId` when its
+   * request was traced. Absent in the answer of a worker built before it was added.
+   */
+  recentTurns?: TurnOutcome[];
 }
 
 /**

@@ -53,6 +53,7 @@ import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
 import { indexSession } from './session-index';
 import { observeSession } from './session-observer';
+import { startTraceparent, takeUpdateTraceparent } from './turn-trace';
 import {
   closeUpdate,
   DEFAULT_CONTINUE_AS_NEW_AFTER,
@@ -125,7 +126,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   const flushIndex = indexSession(() => sessionIndexValues(state, about.parent));
   // A subagent spawned by a model runs its task as its first message, then closes.
   if (input.agent === true && input.task !== undefined && info.continuedFromExecutionRunId === undefined) {
-    agent.enqueue(input.task, new Date().toISOString());
+    agent.enqueue(input.task, new Date().toISOString(), startTraceparent());
   }
 
   // Every change goes through the pure fold, so replay and the offline fold compute the same
@@ -235,7 +236,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
 
   setHandler(
     userMessageUpdate,
-    ({ text }) => agent.enqueue(text, new Date().toISOString()),
+    ({ text }) => agent.enqueue(text, new Date().toISOString(), takeUpdateTraceparent(currentUpdateInfo()?.id)),
     { validator: (input): void => asFailure('RequestRejected', () => void acceptUserMessage(input, state.closed, agent.state.queue.length)) },
   );
   setHandler(
@@ -282,6 +283,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     compacted: agent.state.compacted,
     usage: agent.state.usage,
     lastTurn: agent.state.lastTurn,
+    recentTurns: agent.state.recentTurns ?? [],
   }));
 
   // A session is pinned to the build its run started on, so a turn runs to its end on the code

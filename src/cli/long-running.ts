@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { SessionClient } from '../client';
 import type { Settings, TemporalConfig } from '../config';
-import { isServing, startDevServer, type DevServerHandle } from '../devserver';
+import { findJaegerBinary, isServing, startDevServer, startJaeger, type DevServerHandle, type RunningJaeger } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
 import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
@@ -12,6 +12,7 @@ import { reportStopped } from './report-stopped';
 import { upModel, type UpModel } from './up-demo';
 import { describeRegistration, releaseTarget } from './release-command';
 import type { SessionWorker } from '../worker/create-worker';
+import { startTracing, type Tracing } from '../tracing';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -58,13 +59,20 @@ export async function runDevServer(settings: Settings, options: LocalServerOptio
   throw new Error(`the Temporal dev server exited by itself (code ${String(stopped)})`);
 }
 
+/** The process's tracer when the settings name an OTLP endpoint (nothing of OpenTelemetry is loaded otherwise). */
+async function tracingOf(settings: Settings, serviceName: string): Promise<Tracing | undefined> {
+  return settings.tracing !== undefined ? startTracing(settings.tracing, { serviceName }) : undefined;
+}
+
 /** Starts the HTTP service of the settings (host, port, token, CORS origins, extra Host names) against `temporal`. */
-async function startHttp(settings: Settings, temporal: TemporalConfig): Promise<HttpServer> {
+async function startHttp(settings: Settings, temporal: TemporalConfig, tracing?: Tracing): Promise<HttpServer> {
   const { host, port, token, corsOrigins, allowedHosts } = settings.http;
   return startHttpServer({
-    client: SessionClient.lazy(clientOptions(settings, temporal)),
+    client: SessionClient.lazy({ ...clientOptions(settings, temporal), ...(tracing !== undefined ? { plugins: [tracing.clientPlugin] } : {}) }),
     port,
     host,
+    ...(tracing !== undefined ? { tracing } : {}),
+    ...(settings.traceUrl !== undefined ? { traceUrl: settings.traceUrl } : {}),
     ...(settings.policy !== undefined ? { policy: settings.policy } : {}),
     ...(token !== undefined ? { token } : {}),
     ...(corsOrigins.length > 0 ? { corsOrigins } : {}),
@@ -75,13 +83,20 @@ async function startHttp(settings: Settings, temporal: TemporalConfig): Promise<
 /** `agent-sessions serve`: the HTTP API and dashboard until SIGINT/SIGTERM. */
 export async function runServe(settings: Settings): Promise<void> {
   const temporal = temporalOptions(settings);
-  const server = await startHttp(settings, temporal);
+  const tracing = await tracingOf(settings, 'agent-sessions-http');
+  const server = await startHttp(settings, temporal, tracing);
   process.stderr.write(
     `HTTP API and dashboard at ${server.url} (Temporal ${temporal.address})` +
-      `${settings.http.token !== undefined ? '; bearer token required' : ''}. Ctrl-C stops it.\n`,
+      `${settings.http.token !== undefined ? '; bearer token required' : ''}${tracedNote(tracing)}. Ctrl-C stops it.\n`,
   );
   await untilStopSignal();
   await server.close();
+  await tracing?.shutdown();
+}
+
+/** `; traces to <endpoint>` when the process traces. */
+function tracedNote(tracing: Tracing | undefined): string {
+  return tracing !== undefined ? `; traces to ${tracing.settings.endpoint} as ${tracing.serviceName}` : '';
 }
 
 /**
@@ -102,6 +117,7 @@ export async function runWorker(settings: Settings): Promise<void> {
   const metrics = await installRuntime(settings);
   try {
     const temporal = temporalOptions(settings);
+    const tracing = await tracingOf(settings, 'agent-sessions-worker');
     const sessionWorker = await createWorker({
       ...policy,
       temporal,
@@ -109,11 +125,12 @@ export async function runWorker(settings: Settings): Promise<void> {
       agent: settings.agent,
       deployment: deploymentOf(settings),
       ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+      ...(tracing !== undefined ? { tracing: tracing.worker } : {}),
     });
     process.stderr.write(
       `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
         `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}` +
-        `${metrics !== undefined ? `; metrics at ${metrics.url}` : ''}\n`,
+        `${metrics !== undefined ? `; metrics at ${metrics.url}` : ''}${tracedNote(tracing)}\n`,
     );
     const running = sessionWorker.run();
     void sessionWorker.registered().then(
@@ -122,6 +139,7 @@ export async function runWorker(settings: Settings): Promise<void> {
     );
     await Promise.race([untilStopSignal().then(() => sessionWorker.shutdown()), running]);
     await running;
+    await tracing?.shutdown();
   } finally {
     await metrics?.close();
   }
@@ -158,8 +176,8 @@ async function promoteOwnBuild(settings: Settings, temporal: TemporalConfig, ses
  * neither `OPENAI_BASE_URL` nor `OPENAI_API_KEY` set, the worker's agent calls a scripted demo
  * model started here on loopback (see {@link upModel}), and the output says so.
  */
-export async function runUp(settings: Settings, options: LocalServerOptions): Promise<void> {
-  const policy = requirePolicy(settings.policy);
+export async function runUp(settings: Settings, options: LocalServerOptions, tracedTo?: (otlpEndpoint: string) => Settings): Promise<void> {
+  let policy = requirePolicy(settings.policy);
   let temporal = temporalOptions(settings);
   let server: DevServerHandle | undefined;
   let uiUrl: string | undefined;
@@ -177,7 +195,16 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
   let model: UpModel | undefined;
   let worker: { sessionWorker: SessionWorker; running: Promise<void> } | undefined;
   let metrics: WorkerMetricsEndpoint | undefined;
+  let jaeger: RunningJaeger | undefined;
+  let tracing: Tracing | undefined;
   try {
+    if (tracedTo !== undefined) {
+      jaeger = await startJaeger({ binary: await findJaegerBinary({ cacheDir: settings.paths.cacheDir }), dir: join(settings.paths.dataDir, 'jaeger') });
+      settings = tracedTo(jaeger.otlpHttpUrl);
+      settings = settings.traceUrl !== undefined ? settings : { ...settings, traceUrl: jaeger.traceUrl };
+      policy = requirePolicy(settings.policy);
+    }
+    tracing = await tracingOf(settings, 'agent-sessions');
     // up's worker always serves its metrics: on --metrics-port when given, else on a free port.
     metrics = await installRuntime(settings, settings.metrics.port ?? 0);
     model = await upModel(settings.agent, policy);
@@ -188,12 +215,15 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
       agent: model.agent,
       deployment: deploymentOf(settings),
       ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+      ...(tracing !== undefined ? { tracing: tracing.worker } : {}),
     });
     const running = sessionWorker.run();
     worker = { sessionWorker, running };
     const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
-    http = await startHttp(settings, temporal);
-    const env = temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `;
+    http = await startHttp(settings, temporal, tracing);
+    // The CLI in another terminal traces too when told where: its `chat` is then the root of the turn.
+    const otlp = jaeger !== undefined ? `OTEL_EXPORTER_OTLP_ENDPOINT=${jaeger.otlpHttpUrl} ` : '';
+    const env = `${temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `}`;
     process.stdout.write(
       [
         'agent-sessions is running.',
@@ -204,8 +234,9 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
         ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         `  Metrics (Prometheus): worker ${metrics?.url ?? 'off'}, HTTP service ${http.url}/metrics`,
+        ...(jaeger !== undefined ? jaegerLines(jaeger) : tracing !== undefined ? [`  Traces: to ${tracing.settings.endpoint} as ${tracing.serviceName}`] : []),
         'Try, in another terminal:',
-        `  ${env}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,
+        `  ${env}${otlp}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,
         `  ${env}npx agent-sessions usage demo`,
         'or drive a list yourself:',
         `  ${env}npx agent-sessions start demo-list`,
@@ -234,6 +265,25 @@ export async function runUp(settings: Settings, options: LocalServerOptions): Pr
       await model.close();
       if (model.demo) reportStopped('the scripted demo model');
     }
+    // The last spans go out before the collector stops.
+    await tracing?.shutdown();
+    if (jaeger !== undefined) {
+      await jaeger.stop();
+      reportStopped(`Jaeger (${jaeger.uiUrl}; its traces were kept in memory only)`);
+    }
     await server?.stop(reportStopped);
   }
+}
+
+/** What `up --traces` says about its Jaeger. */
+function jaegerLines(jaeger: RunningJaeger): string[] {
+  return [
+    `  Jaeger (traces): ${jaeger.uiUrl}  (OTLP at ${jaeger.otlpHttpUrl}, log in ${jaeger.logFile}; a turn's trace: ${jaeger.traceUrl})`,
+    ...(jaeger.uiAssets
+      ? []
+      : [
+          "    its web UI is Jaeger's placeholder page: a build from the Go module proxy carries no UI assets (docs/observability.md);",
+          `    the query API answers, e.g. ${jaeger.uiUrl}/api/traces/<traceId>, and the dashboard links each turn to it`,
+        ]),
+  ];
 }

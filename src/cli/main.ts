@@ -12,6 +12,7 @@ import { addClusterCommand } from './cluster-command';
 import { addModelServerCommand } from './model-server-command';
 import { addAgentCommands } from './agent-commands';
 import { addReleaseCommand } from './release-command';
+import { startTracing } from '../tracing';
 
 // Each command loads only what it needs: a short command (`todos`, `write`) must not pay for
 // the worker, webpack, the HTTP service, the model client or the schema library.
@@ -53,7 +54,9 @@ export function buildProgram(): Command {
         `AGENT_SESSIONS_MAX_CONTEXT_CHARS (default ${AGENT_DEFAULTS.maxContextChars}), AGENT_SESSIONS_NUDGE (default ${AGENT_DEFAULTS.nudge}), ` +
         'AGENT_SESSIONS_APPROVE_TOOLS (tool names, comma-separated), AGENT_SESSIONS_WORKSPACE (folder of the file tools).',
     )
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    // The command's span is named after it: `agent-sessions chat` is the root of the turn it begins.
+    .hook('preAction', (_program, command) => void (commandName = `agent-sessions ${command.name()}`));
 
   program
     .command('dev')
@@ -86,9 +89,14 @@ export function buildProgram(): Command {
     .option('--deployment <name>', DEPLOYMENT_HELP)
     .option('--build-id <id>', `${BUILD_ID_HELP}; up makes it current (a release promote) when another build is`)
     .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: a free port, printed`)
-    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number } & VersionFlags & MetricsFlags) =>
-      (await longRunning()).runUp(commandSettings({ ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), httpPort: options.httpPort }), options),
-    );
+    .option('--traces', 'also run Jaeger (built from the Go module proxy once) on loopback and send the traces of the worker and the HTTP service to it')
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number; traces?: boolean } & VersionFlags & MetricsFlags) => {
+      const flags = { ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), httpPort: options.httpPort };
+      const settings = commandSettings(flags);
+      // With --traces, the settings once more, pointed at the Jaeger `up` started.
+      const tracedTo = options.traces === true ? (tracesEndpoint: string) => commandSettings({ ...flags, tracesEndpoint }) : undefined;
+      return (await longRunning()).runUp(settings, options, tracedTo);
+    });
 
   program
     .command('serve')
@@ -376,13 +384,25 @@ export async function main(argv: readonly string[] = process.argv): Promise<void
   }
 }
 
-/** Runs `action` with a client of the command's settings (loaded here unless the command already did). */
+/** `agent-sessions <command>`, as the running command's span is named. */
+let commandName = 'agent-sessions';
+
+/**
+ * Runs `action` with a client of the command's settings (loaded here unless the command already
+ * did). With an OTLP endpoint set, the command is one span (`agent-sessions chat`), the root of
+ * what it starts, and its spans are sent before it returns.
+ */
 async function withClient(action: (client: SessionClient) => Promise<void>, settings: Settings = commandSettings()): Promise<void> {
-  const client = await SessionClient.connect(clientOptions(settings));
+  const tracing = settings.tracing !== undefined ? await startTracing(settings.tracing, { serviceName: 'agent-sessions-cli' }) : undefined;
   try {
-    await action(client);
+    const client = await SessionClient.connect({ ...clientOptions(settings), ...(tracing !== undefined ? { plugins: [tracing.clientPlugin] } : {}) });
+    try {
+      await (tracing !== undefined ? tracing.inSpan(commandName, {}, () => action(client)) : action(client));
+    } finally {
+      await client.closeConnection();
+    }
   } finally {
-    await client.closeConnection();
+    await tracing?.shutdown();
   }
 }
 

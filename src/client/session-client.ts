@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
+  type ClientPlugin,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -118,6 +119,11 @@ export interface SessionClientOptions {
    * session, no worker); default 2,000 ms. A healthy session answers in milliseconds.
    */
   diagnoseAfterMs?: number;
+  /**
+   * Temporal client plugins (`connect` and `lazy` only): the tracing plugin of
+   * `startTracing(…).clientPlugin` makes every start, update and signal part of the active trace.
+   */
+  plugins?: ClientPlugin[];
 }
 
 /**
@@ -141,7 +147,7 @@ export class SessionClient {
    *   malformed setting.
    */
   static async connect(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): Promise<SessionClient> {
-    const { continueAsNewAfter, diagnoseAfterMs, ...rest } = temporal;
+    const { continueAsNewAfter, diagnoseAfterMs, plugins, ...rest } = temporal;
     const config: TemporalConfig = resolveTemporalConfig(rest);
     let connection: Connection;
     try {
@@ -150,7 +156,7 @@ export class SessionClient {
       throw new TemporalUnavailableError(config.address, config.namespace, error);
     }
     return new SessionClient(
-      new Client({ connection, namespace: config.namespace }),
+      new Client({ connection, namespace: config.namespace, ...(plugins !== undefined ? { plugins } : {}) }),
       { taskQueue: config.taskQueue, address: config.address, ...defined({ continueAsNewAfter, diagnoseAfterMs }) },
       true,
     );
@@ -161,7 +167,7 @@ export class SessionClient {
    * services that must start (and answer "unavailable") while Temporal is down.
    */
   static lazy(temporal: Partial<TemporalConfig> & SessionClientOptions = {}): SessionClient {
-    const { continueAsNewAfter, diagnoseAfterMs, ...rest } = temporal;
+    const { continueAsNewAfter, diagnoseAfterMs, plugins, ...rest } = temporal;
     const config: TemporalConfig = resolveTemporalConfig(rest);
     const connection = Connection.lazy({
       ...connectionOptions(config),
@@ -170,7 +176,7 @@ export class SessionClient {
       interceptors: connectionInterceptors({ maxAttempts: 3, maxIntervalMs: () => 300 }),
     });
     return new SessionClient(
-      new Client({ connection, namespace: config.namespace }),
+      new Client({ connection, namespace: config.namespace, ...(plugins !== undefined ? { plugins } : {}) }),
       { taskQueue: config.taskQueue, address: config.address, ...defined({ continueAsNewAfter, diagnoseAfterMs }) },
       true,
     );

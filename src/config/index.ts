@@ -5,3 +5,4 @@ export { defaultDataDir, resolveCacheDir, userCacheDir, type PathSettings } from
 export { POLICY_ENV, POLICY_FLAG, requirePolicy } from './policy-setting';
 export { loadSettings, type Settings, type SettingsFlags, type TemporalSettings } from './settings';
 export { connectionOptions, resolveTemporalConfig, TEMPORAL_DEFAULTS, type TemporalConfig } from './temporal-config';
+export { OTLP_PROTOCOLS, TRACE_SAMPLERS, type OtlpProtocol, type TraceSampler, type TraceSamplerName, type TracingSettings } from './tracing-settings';

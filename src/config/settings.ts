@@ -9,6 +9,7 @@ import { policySetting } from './policy-setting';
 import { releaseSettingsFromEnv, type ReleaseSettings } from './release-settings';
 import { integerSetting, nonEmpty } from './setting-values';
 import { temporalConfigFromEnv, type TemporalConfig } from './temporal-config';
+import { traceUrlSetting, tracingSettingsFromEnv, type TracingSettings } from './tracing-settings';
 
 /** The connection settings, and whether the environment named the frontend. */
 export interface TemporalSettings extends TemporalConfig {
@@ -37,6 +38,10 @@ export interface Settings {
   agent: AgentSettings;
   /** The worker's deployment version, and the deployment `release` changes. */
   release: ReleaseSettings;
+  /** The standard `OTEL_*` variables of the trace exporter; absent when no OTLP endpoint is set (nothing is traced or loaded). */
+  tracing?: TracingSettings;
+  /** `AGENT_SESSIONS_TRACE_URL`: where one trace opens, `{traceId}` standing for its id (the dashboard links each turn there). */
+  traceUrl?: string;
 }
 
 /** The flags that override a setting, as the command line gives them. */
@@ -55,6 +60,8 @@ export interface SettingsFlags {
   metricsPort: string;
   /** `--metrics-host` of `worker`. */
   metricsHost: string;
+  /** The OTLP/HTTP base URL of the collector `up --traces` started: traces go there whatever the variables say. */
+  tracesEndpoint: string;
 }
 
 /**
@@ -83,6 +90,11 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     ...(flags.httpHost !== undefined ? { host: flags.httpHost } : {}),
     ...(flags.httpPort !== undefined ? { port: flags.httpPort } : {}),
   });
+  const tracing = tracingSettingsFromEnv(
+    env,
+    flags.tracesEndpoint !== undefined ? { endpoint: `${flags.tracesEndpoint.replace(/\/+$/, '')}/v1/traces`, protocol: 'http/protobuf' } : undefined,
+  );
+  const traceUrl = traceUrlSetting(env.AGENT_SESSIONS_TRACE_URL);
   return {
     temporal: hideSecrets(temporal, showTemporal),
     ...(policy !== undefined ? { policy } : {}),
@@ -98,6 +110,8 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
       ...(flags.deployment !== undefined ? { deployment: flags.deployment } : {}),
       ...(flags.buildId !== undefined ? { buildId: flags.buildId } : {}),
     }),
+    ...(tracing !== undefined ? { tracing: hideSecrets(tracing, ({ headers, ...rest }) => ({ ...rest, headers: Object.fromEntries(Object.keys(headers).map((key) => [key, HIDDEN])) })) } : {}),
+    ...(traceUrl !== undefined ? { traceUrl } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
-import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describeFailure, executableName, executableProblem, findOnPath, isProcessAlive, runStreaming } from './executables';
@@ -87,6 +87,22 @@ export async function goInstall(options: GoInstallOptions): Promise<GoInstallRes
     output.write(`agent-sessions: ${options.label} built in ${Math.round((Date.now() - began) / 1000)} s, installed at ${options.target}\n`);
     return { path: options.target };
   });
+}
+
+/**
+ * A {@link GoInstallOptions.place} that moves the folder a build wrote (`scratch`) to `dir`,
+ * replacing what was there: the finished build appears whole or not at all.
+ */
+export function moveBuiltFolder(scratch: string, dir: string): () => Promise<string | undefined> {
+  return async () => {
+    try {
+      await rm(dir, { recursive: true, force: true });
+      await rename(scratch, dir);
+      return undefined;
+    } catch (error) {
+      return `moving the binary into ${dir} failed: ${(error as Error).message}`;
+    }
+  };
 }
 
 async function findGo(env: NodeJS.ProcessEnv): Promise<string | undefined> {

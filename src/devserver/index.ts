@@ -53,3 +53,4 @@ export {
 } from './temporal-server-binaries';
 export { NamespaceRegistrationError, SQL_SEARCH_ATTRIBUTE_LIMITS, registerNamespace } from './temporal-namespace';
 export { TEMPORAL_DATABASES, TemporalSchemaError, ensureTemporalSchemas, type SchemaChange } from './temporal-sql-schema';
+export { JAEGER_VERSION, JaegerUnavailableError, findJaegerBinary, startJaeger, type JaegerOptions, type RunningJaeger } from './jaeger';

@@ -1,7 +1,7 @@
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { executableName, executableProblem } from './executables';
-import { compareVersions, goInstall } from './go-install';
+import { compareVersions, goInstall, moveBuiltFolder } from './go-install';
 import { resolveCacheDir } from './temporal-cli';
 import { packageRoot } from './temporal-server-config';
 
@@ -65,15 +65,7 @@ export async function findTemporalUiBinary(options: { env?: NodeJS.ProcessEnv; c
     gobin: scratch,
     target: binary,
     problem,
-    place: async () => {
-      try {
-        await rm(dir, { recursive: true, force: true });
-        await rename(scratch, dir);
-        return undefined;
-      } catch (error) {
-        return `moving the binary into ${dir} failed: ${(error as Error).message}`;
-      }
-    },
+    place: moveBuiltFolder(scratch, dir),
     reason: `no Temporal Web UI ${TEMPORAL_UI_VERSION} in the per-user cache`,
     env,
     output: options.output ?? process.stderr,

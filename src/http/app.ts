@@ -20,6 +20,8 @@ import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
 import { temporalCalls } from './temporal-calls';
 import { refuseInvalid } from './validation';
+import { traceChanges } from './request-tracing';
+import type { RequestTracing } from '../tracing';
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -51,6 +53,13 @@ export interface HttpAppOptions {
    * `GET /metrics`; a registry of its own unless given.
    */
   metrics?: Registry;
+  /** Traces (`startTracing(…)`): a server span for each request that changes something. */
+  tracing?: RequestTracing;
+  /**
+   * `AGENT_SESSIONS_TRACE_URL`: where one trace opens, `{traceId}` standing for its id; the
+   * dashboard links each turn that has a trace there (`GET /dashboard-config`).
+   */
+  traceUrl?: string;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -91,6 +100,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
 
   // First, so that every answer is timed, the guards' refusals included.
   meterRequests(app, metrics);
+  if (options.tracing !== undefined) app.use('*', traceChanges(options.tracing));
   app.use('*', async (c, next) => {
     await next();
     // Untrusted todo text must never become markup or script anywhere this service answers
@@ -117,7 +127,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
     });
   }
 
-  systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas });
+  systemRoutes(app, { calls, ping: () => client.temporal.connection.workflowService.getSystemInfo({}), policy: options.policy, schemas, traceUrl: options.traceUrl });
   sessionRoutes(app, { client, reader, calls, schemas, todoWrites: metrics.todoWrites });
   agentRoutes(app, { client, calls, schemas });
   forkRoutes(app, { client, schemas });

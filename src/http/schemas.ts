@@ -33,6 +33,11 @@ export function apiSchemas(bounds?: TodoBounds) {
       answer: z.string().nullable().openapi({ description: "The model's final answer, when it gave one." }),
       detail: z.string().nullable().openapi({ description: 'What went wrong, for a turn that did not complete.' }),
       endedAt: z.string().nullable(),
+      traceId: z
+        .string()
+        .regex(/^[0-9a-f]{32}$/)
+        .optional()
+        .openapi({ description: "The id of the turn's trace, when the request that began it was traced (absent otherwise)." }),
     })
     .openapi('TurnOutcome');
   const pendingApproval = z
@@ -74,6 +79,10 @@ export function apiSchemas(bounds?: TodoBounds) {
       compacted: z.boolean().openapi({ description: 'Whether older messages were dropped to fit the context.' }),
       usage,
       lastTurn: turnOutcome.nullable(),
+      recentTurns: z
+        .array(turnOutcome)
+        .optional()
+        .openapi({ description: 'The turns that ended last, oldest first (at most 12), each with its traceId when it was traced.' }),
     })
     .openapi('Transcript');
   const userMessage = z.object({ text: z.string() }).strict().openapi('UserMessage');

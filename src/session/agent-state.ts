@@ -40,6 +40,11 @@ export interface QueuedMessage {
   id: number;
   text: string;
   at: string | null;
+  /**
+   * The W3C `traceparent` of the request that sent it, when that request was traced: its turn
+   * belongs to that trace. Read from the update's header in history, so replay finds it again.
+   */
+  trace?: string;
 }
 
 /** A tool call waiting for a person's decision. */
@@ -66,6 +71,8 @@ export interface TurnOutcome {
   /** What went wrong, for a turn that did not complete. */
   detail: string | null;
   endedAt: string | null;
+  /** The id of the turn's trace (32 hex digits), when the request that began it was traced. */
+  traceId?: string;
 }
 
 /** What the loop is doing right now. */

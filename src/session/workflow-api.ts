@@ -33,6 +33,7 @@ export {
   type ToolCall,
   type TurnEndReason,
   type TurnOutcome,
+  type QueuedMessage,
 } from './agent-state';
 // Nothing here may import src/todo's index: it re-exports the tool description, which loads zod.
 export { changedIndexValues, SESSION_SEARCH_ATTRIBUTES, sessionIndexValues, type SessionIndexValues } from './search-attributes';

@@ -9,6 +9,7 @@ import { bundleSessionWorkflows, bundleWithPlugins, workflowBundleInputs } from 
 import { activityInputs, buildIdOfCode, computeBuildId } from './build-id';
 import { registerVersion, type VersionRegistration } from './version-registration';
 import type { DeploymentVersion } from '../release/deployment-api';
+import type { WorkerTracing } from '../tracing';
 
 /** Options of {@link createWorker}. The policy is required and has no default. */
 export interface CreateWorkerOptions extends TodoPolicy {
@@ -42,6 +43,12 @@ export interface CreateWorkerOptions extends TodoPolicy {
   plugins?: WorkerPlugin[];
   /** The per-user cache folder for workflow bundles (default: `~/.cache/agent-sessions`). */
   cacheDir?: string;
+  /**
+   * Traces (`startTracing(settings.tracing, …).worker`): Temporal's `OpenTelemetryPlugin` on the
+   * worker and its bundle, and the GenAI spans of model and tool calls. The build id is the same
+   * with or without it.
+   */
+  tracing?: WorkerTracing;
   /**
    * The Worker Deployment Version this worker serves. `name` defaults to the task queue's name
    * (`agent-sessions`), `buildId` to a hash of the workflow bundle's and the activities' code (see
@@ -93,10 +100,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   if (workflowModules.length > 0) {
     bundlers.push({ name: 'agent-sessions.workflow-modules', configureBundler: (o) => ({ ...o, workflowInterceptorModules: [...(o.workflowInterceptorModules ?? []), ...workflowModules] }) });
   }
+  const tracing = options.tracing;
   const bundle =
     bundlers.length > 0
-      ? await bundleWithPlugins(policy, bundlers)
-      : await bundleSessionWorkflows(policy, options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {});
+      ? await bundleWithPlugins(policy, bundlers, { tracing: tracing !== undefined })
+      : await bundleSessionWorkflows(policy, { ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}), tracing: tracing !== undefined });
   const inputs = bundlers.length > 0 ? undefined : workflowBundleInputs(bundle);
   const version: DeploymentVersion = {
     deploymentName: options.deployment?.name ?? config.taskQueue,
@@ -125,7 +133,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
           metrics,
           ...(options.agent !== undefined ? { agent: options.agent } : {}),
           ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+          ...(tracing !== undefined ? { spans: tracing.agentSpans, tracing: true } : {}),
         }),
+        // Its workflow interceptors are already in the bundle (tracing-interceptors.ts): it adds the rest.
+        ...(tracing !== undefined ? [tracing.plugin] : []),
         ...plugins,
       ],
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),

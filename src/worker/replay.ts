@@ -11,6 +11,7 @@ import {
 import { assertTodoPolicy, InvariantViolation, type TodoPolicy } from '../todo';
 import { type SessionState } from '../session';
 import { bundleSessionWorkflows } from './workflow-bundle';
+import type { WorkerTracing } from '../tracing';
 
 /** What a clean replay found. */
 export interface ReplayReport {
@@ -35,13 +36,15 @@ export interface ReplayReport {
  * the same under either policy, which is the promise this function lets you check.
  *
  * @param options.cacheDir where the workflow bundle is cached (default `~/.cache/agent-sessions`).
+ * @param options.tracing replays with the workflow's tracing interceptors on, as a worker that
+ *   traces runs it (its plugin receives the spans, which a replay does not export).
  * @throws ReplayFailedError naming the broken rule or event.
  */
 export async function replaySessionHistory(
   history: ExportedHistory | History | string,
   policy: TodoPolicy,
   workflowId?: string,
-  options: { cacheDir?: string } = {},
+  options: { cacheDir?: string; tracing?: WorkerTracing } = {},
 ): Promise<ReplayReport> {
   assertTodoPolicy(policy, 'replaySessionHistory()');
   let runs: History[];
@@ -64,11 +67,13 @@ export async function replaySessionHistory(
     if (error instanceof InvariantViolation) throw new ReplayFailedError(`replay failed: ${error.message}`);
     throw error;
   }
-  const workflowBundle = await bundleSessionWorkflows(policy, options);
+  const tracing = options.tracing;
+  const workflowBundle = await bundleSessionWorkflows(policy, { ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}), tracing: tracing !== undefined });
   const histories = runs.map((run) => ({ workflowId: id, history: run }));
   let replayed = 0;
+  const replayOptions = { workflowBundle, replayName: 'agent-sessions-replay', ...(tracing !== undefined ? { plugins: [tracing.plugin] } : {}) };
   // Results come back in the order the histories are given.
-  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'agent-sessions-replay' }, histories)) {
+  for await (const result of Worker.runReplayHistories(replayOptions, histories)) {
     replayed++;
     if (result.error !== undefined) {
       const run = runs.length > 1 ? ` (run ${replayed} of ${runs.length})` : '';

@@ -6,10 +6,16 @@ import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { withPolicyDefined } from './policy-bundler';
 import { workflowsPath } from './workflows-path';
 
-export { POLICY_CONSTANT } from './policy-bundler';
+export { POLICY_CONSTANT, TRACING_CONSTANT } from './policy-bundler';
 
-/** Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this worker, and where forks cache their replay bundle. */
-export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> & Pick<ForkActivitiesOptions, 'cacheDir'>;
+/**
+ * Options of {@link AgentSessionsPlugin} beyond the policy: the agent loop's settings on this
+ * worker, where forks cache their replay bundle, and whether the bundle's tracing interceptors
+ * trace (default false: set by a worker that also has Temporal's `OpenTelemetryPlugin`, whose sink
+ * receives the workflow's spans; the interceptors are in every bundle either way, so the build id
+ * does not change with it).
+ */
+export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> & Pick<ForkActivitiesOptions, 'cacheDir'> & { tracing?: boolean };
 
 /**
  * The Temporal plugin that makes a worker an agent-sessions worker: it registers the session
@@ -26,11 +32,12 @@ export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> 
  */
 export class AgentSessionsPlugin extends SimplePlugin {
   readonly policy: TodoPolicy;
+  readonly tracing: boolean;
 
   constructor(policy: TodoPolicy, options: AgentSessionsPluginOptions = {}) {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
     const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
-    const { cacheDir, ...agent } = options;
+    const { cacheDir, tracing, ...agent } = options;
     // SimplePlugin appends these to the activities the worker was given: a user's own stay.
     super({
       name: 'agent-sessions',
@@ -40,6 +47,7 @@ export class AgentSessionsPlugin extends SimplePlugin {
       },
     });
     this.policy = fixed;
+    this.tracing = tracing === true;
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
@@ -51,7 +59,7 @@ export class AgentSessionsPlugin extends SimplePlugin {
   }
 
   override configureBundler(options: BundleOptions): BundleOptions {
-    return withPolicyDefined(super.configureBundler(options), this.policy);
+    return withPolicyDefined(super.configureBundler(options), this.policy, this.tracing);
   }
 }
 

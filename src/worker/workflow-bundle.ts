@@ -23,6 +23,12 @@ export interface BundleSessionWorkflowsOptions {
    * replays a history with, never a worker's.
    */
   forkCapture?: boolean;
+  /**
+   * Whether the bundle's tracing interceptors trace (default false): for a worker that exports
+   * traces. Both bundles are built from the same files, so a worker's build id is the same
+   * with tracing on or off.
+   */
+  tracing?: boolean;
 }
 
 /** A cached bundle and the files webpack read to build it, each with its hash. */
@@ -58,10 +64,11 @@ export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessio
   assertTodoPolicy(policy, 'bundleSessionWorkflows()');
   const cacheDir = options.cacheDir ?? userCacheDir();
   const capture = options.forkCapture === true;
-  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}|capture=${capture}`;
+  const tracing = options.tracing === true;
+  const slot = `${cacheDir}|parallel=${policy.allowParallelInProgress}|capture=${capture}|tracing=${tracing}`;
   let bundle = inProcess.get(slot);
   if (bundle === undefined) {
-    bundle = loadOrBuild(policy, cacheDir, capture);
+    bundle = loadOrBuild(policy, cacheDir, { forkCapture: capture, tracing });
     inProcess.set(slot, bundle);
     bundle.catch(() => inProcess.delete(slot));
   }
@@ -72,8 +79,8 @@ export function bundleSessionWorkflows(policy: TodoPolicy, options: BundleSessio
  * Bundles the session workflows with other bundler plugins composed after ours (interceptor
  * modules, a user's own rewrites). Not cached: what another plugin adds cannot be fingerprinted.
  */
-export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[]): Promise<WorkflowBundle> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [policyBundler(policy), ...plugins] });
+export async function bundleWithPlugins(policy: TodoPolicy, plugins: readonly BundlerPlugin[], options: { tracing?: boolean } = {}): Promise<WorkflowBundle> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger, plugins: [policyBundler(policy, options.tracing === true), ...plugins] });
   return { code };
 }
 
@@ -82,13 +89,21 @@ export function forgetBundlesInMemory(): void {
   inProcess.clear();
 }
 
-/** The disk cache file of the bundle for `policy`: `{ code, files: [[path, sha256], ...] }`. */
-export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir(), forkCapture = false): string {
-  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}${forkCapture ? '-fork-capture' : ''}-${entryKey()}.json`);
+/** Which variant of the session bundle: with the fork capture's interceptor, with tracing on. */
+interface BundleVariant {
+  forkCapture?: boolean;
+  tracing?: boolean;
 }
 
-async function loadOrBuild(policy: TodoPolicy, cacheDir: string, forkCapture: boolean): Promise<WorkflowBundle> {
-  const file = bundleCacheFile(policy, cacheDir, forkCapture);
+/** The disk cache file of the bundle for `policy` (and its variant): `{ code, files: [[path, sha256], ...] }`. */
+export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCacheDir(), variant: BundleVariant = {}): string {
+  const suffix = `${variant.forkCapture === true ? '-fork-capture' : ''}${variant.tracing === true ? '-traced' : ''}`;
+  return join(cacheDir, 'bundles', `session-${policy.allowParallelInProgress ? 'parallel' : 'single'}${suffix}-${entryKey()}.json`);
+}
+
+async function loadOrBuild(policy: TodoPolicy, cacheDir: string, variant: BundleVariant): Promise<WorkflowBundle> {
+  const file = bundleCacheFile(policy, cacheDir, variant);
+  const forkCapture = variant.forkCapture === true;
   const cached = readCached(file);
   if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
@@ -118,7 +133,7 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string, forkCapture: bo
     workflowsPath: workflowsPath(),
     ...(forkCapture ? { workflowInterceptorModules: [forkCapturePath()] } : {}),
     logger: quietLogger,
-    plugins: [policyBundler(policy), recordInputs],
+    plugins: [policyBundler(policy, variant.tracing === true), recordInputs],
   });
   const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
   try {

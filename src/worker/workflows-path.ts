@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 
 /**
  * The workflow entry point of this package, compiled (`dist/`) or TypeScript (run with `tsx`).
@@ -26,4 +26,13 @@ function workflowFile(name: string): string {
     if (existsSync(join(dir, file))) return join(dir, file);
   }
   throw new Error(`workflow code not found in ${dir}; run \`npm run build\``);
+}
+
+/**
+ * The workflow interceptor module every session bundle carries (`workflows/tracing-interceptors`),
+ * compiled or TypeScript, beside {@link workflowsPath}.
+ */
+export function tracingInterceptorsPath(): string {
+  const entry = workflowsPath();
+  return join(dirname(entry), `tracing-interceptors${extname(entry)}`);
 }

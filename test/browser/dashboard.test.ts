@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
@@ -12,17 +10,15 @@ import { startModelServer, type ModelServer, type ScriptJson } from '../../src/m
 import type { TodoItem, TodoPolicy } from '../../src/todo';
 import { ANSWERS, MESSAGES, RELEASE_LIST, agentTestScript } from '../fixtures/agent-script';
 import { ROOT, connectClient, runTemporalCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { inMemoryTracing } from '../tracing-helpers';
+import { CHROMIUM, LAUNCH_ARGS, VIEWPORT, ensureChromium } from './chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const VIEWPORT = { width: 1280, height: 800 };
 const WAIT_MS = 20_000;
 const OUTPUT_DIR = process.env.TEST_OUTPUT_DIR ?? join(ROOT, 'test-output');
 
 const policy: TodoPolicy = { allowParallelInProgress: true };
 const taskQueue = uniqueId('dashboard');
 const token = `token-${randomUUID()}`;
-const run = promisify(execFile);
 
 let skipReason: string | undefined;
 let model: ModelServer | undefined;
@@ -30,30 +26,12 @@ let worker: TestWorker | undefined;
 let client: SessionClient | undefined;
 let server: HttpServer | undefined;
 let tokenServer: HttpServer | undefined;
+/** A service whose client traces and which names where traces open: its turns link to their trace. */
+let tracedServer: HttpServer | undefined;
+let tracedClient: SessionClient | undefined;
+const TRACE_URL = 'http://127.0.0.1:16686/trace/{traceId}';
 let browser: Browser | undefined;
 const contexts: BrowserContext[] = [];
-
-/**
- * Makes sure Debian's Chromium is there, installing it with apt-get when it is not (the test
- * machine runs as root). Answers why the tests must skip, or undefined when they can run.
- */
-async function ensureChromium(): Promise<string | undefined> {
-  if (existsSync(CHROMIUM)) return undefined;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const options = { env, timeout: 15 * 60_000, maxBuffer: 64 * 1024 * 1024 };
-  try {
-    await run('apt-get', ['install', '-y', 'chromium'], options);
-  } catch {
-    try {
-      await run('apt-get', ['update'], options);
-      await run('apt-get', ['install', '-y', 'chromium'], options);
-    } catch (error) {
-      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      return `the browser tests need Chromium at ${CHROMIUM}, and apt-get install -y chromium failed (${detail})`;
-    }
-  }
-  return existsSync(CHROMIUM) ? undefined : `apt-get install -y chromium finished but ${CHROMIUM} is still missing`;
-}
 
 before(async () => {
   skipReason = await ensureChromium();
@@ -64,6 +42,9 @@ before(async () => {
   client = await connectClient(taskQueue);
   server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy });
   tokenServer = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, token });
+  const { tracing } = inMemoryTracing();
+  tracedClient = await connectClient(taskQueue, { plugins: [tracing.clientPlugin] });
+  tracedServer = await startHttpServer({ port: 0, host: '127.0.0.1', client: tracedClient, policy, tracing, traceUrl: TRACE_URL });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
 });
 
@@ -72,6 +53,8 @@ after(async () => {
   await browser?.close();
   await server?.close();
   await tokenServer?.close();
+  await tracedServer?.close();
+  await tracedClient?.closeConnection();
   await client?.closeConnection();
   await worker?.stop();
   await model?.close();
@@ -497,6 +480,28 @@ describe('the live dashboard', () => {
     assert.equal(await page.locator('#interrupt').isVisible(), false, 'no Interrupt once the turn is over');
     assert.equal(seen.loads, 1, 'the page was never reloaded');
     assert.deepEqual(seen.errors, []);
+  });
+
+  test("a traced turn names its trace, linked to the trace backend the service names", { timeout: 60_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    assert.ok(tracedServer !== undefined && tracedClient !== undefined);
+    const id = uniqueId('traced-page');
+    const { page, seen } = await openPage(parts.browser, sessionUrl(tracedServer.url, id));
+    await sendMessage(page, MESSAGES.lintFix);
+    const link = page.locator('#turn-outcome a.turn-trace');
+    await link.waitFor({ state: 'visible', timeout: WAIT_MS });
+    const traceId = (await tracedClient.transcript(id)).lastTurn?.traceId;
+    assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
+    assert.equal(await link.getAttribute('href'), TRACE_URL.replace('{traceId}', traceId!));
+    assert.equal(await link.getAttribute('target'), '_blank');
+    assert.equal(await link.textContent(), `trace ${traceId!.slice(0, 8)}\u2026`);
+    assert.match((await page.locator('#turn-outcome').textContent()) ?? '', /^Turn 1 \(message 1\) completed · trace [0-9a-f]{8}…$/);
+    // The same turn on a service with no trace URL: the id alone, no link.
+    const plain = await openPage(parts.browser, sessionUrl(parts.server.url, id));
+    await plain.page.locator('#turn-outcome code.turn-trace').waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await plain.page.locator('#turn-outcome a').count(), 0);
+    assertCleanPage(seen);
   });
 
   test('a todo_write the session refused is marked rejected, and a waiting call is approved from the page', { timeout: 90_000 }, async (t) => {

@@ -49,7 +49,7 @@ describe('agent-sessions chat, transcript, usage, interrupt, approve and deny', 
     assert.equal(json.code, 0, json.stderr);
     const transcript = await bed.client.transcript(id);
     assert.deepEqual(JSON.parse(json.stdout), transcript, '--json prints the transcript as it is');
-    assert.deepEqual(Object.keys(transcript).sort(), ['compacted', 'lastTurn', 'messages', 'sessionId', 'usage']);
+    assert.deepEqual(Object.keys(transcript).sort(), ['compacted', 'lastTurn', 'messages', 'recentTurns', 'sessionId', 'usage']);
     assert.equal(transcript.lastTurn?.reason, 'completed');
     assert.equal(transcript.messages.at(-1)?.content, ANSWERS.lintFix);
 

@@ -353,3 +353,86 @@ describe('release settings', () => {
     assert.throws(() => loadSettings({}, { deployment: 'x'.repeat(201) }), /--deployment must be 1 to 200 characters/);
   });
 });
+
+describe('traces', () => {
+  test('no OTLP endpoint, no tracing; an endpoint gives the documented defaults', () => {
+    assert.equal(load({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing, undefined);
+    const tracing = load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).tracing;
+    assert.deepEqual({ ...tracing }, {
+      endpoint: 'http://127.0.0.1:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      resourceAttributes: {},
+      sampler: { name: 'parentbased_always_on', ratio: 1 },
+      captureMessageContent: false,
+    });
+  });
+
+  test('the signal path is appended to the base endpoint for HTTP, never for gRPC, and never to the traces endpoint', () => {
+    assert.equal(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing?.endpoint, 'http://collector:4318/v1/traces');
+    assert.equal(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing?.endpoint, 'http://collector:4317');
+    const both = load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom' }).tracing;
+    assert.equal(both?.endpoint, 'http://b:4318/custom');
+    assert.equal(load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/x', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing?.protocol, 'http/json');
+  });
+
+  test('service name, resource attributes, headers, sampler and content capture are read as the specification writes them', () => {
+    const tracing = load({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_SERVICE_NAME: 'sessions-eu',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod, team=agents%20core',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=one,x-tenant=t',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-api-key=two',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    }).tracing!;
+    assert.equal(tracing.serviceName, 'sessions-eu');
+    assert.deepEqual(tracing.resourceAttributes, { 'deployment.environment': 'prod', team: 'agents core' });
+    assert.deepEqual(tracing.headers, { 'x-api-key': 'two', 'x-tenant': 't' });
+    assert.deepEqual(tracing.sampler, { name: 'parentbased_traceidratio', ratio: 0.25 });
+    assert.equal(tracing.captureMessageContent, true);
+  });
+
+  test('OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none switch tracing off; up --traces names its collector whatever they say', () => {
+    assert.equal(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined);
+    assert.equal(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing, undefined);
+    const jaeger = load({ OTEL_TRACES_EXPORTER: 'none', OTEL_SERVICE_NAME: 'mine' }, { tracesEndpoint: 'http://127.0.0.1:4318' }).tracing;
+    assert.equal(jaeger?.endpoint, 'http://127.0.0.1:4318/v1/traces');
+    assert.equal(jaeger?.serviceName, 'mine');
+  });
+
+  test('a bad value is refused naming the variable and what it accepts', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    assertRefused({ OTEL_EXPORTER_OTLP_ENDPOINT: 'c:4318' }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL, e\.g\. http:\/\/127\.0\.0\.1:4318, got "c:4318"$/);
+    assertRefused({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://c' }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http or https URL/);
+    assertRefused({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }, 'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, grpc, got "http"');
+    assertRefused({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' }, /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be one of http\/protobuf, http\/json, grpc/);
+    assertRefused(
+      { ...endpoint, OTEL_TRACES_SAMPLER: 'jaeger_remote' },
+      'OTEL_TRACES_SAMPLER must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio, got "jaeger_remote"',
+    );
+    assertRefused({ ...endpoint, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, /^OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 \(the share of traces kept by traceidratio\), got "1\.5"$/);
+    assertRefused({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: 'half' }, /^OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1/);
+    assertRefused({ ...endpoint, OTEL_RESOURCE_ATTRIBUTES: 'team' }, /^OTEL_RESOURCE_ATTRIBUTES must be a comma-separated list of key=value \(values URL-encoded\), got "team"$/);
+    assertRefused({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'a=%zz' }, /^OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value/);
+    assertRefused({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }, 'OTEL_TRACES_EXPORTER must be otlp or none, got "zipkin"');
+    assertRefused({ ...endpoint, OTEL_SDK_DISABLED: 'yes' }, 'OTEL_SDK_DISABLED must be true or false, got "yes"');
+    assertRefused({ ...endpoint, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: '1' }, /^OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT must be true or false/);
+    // Refused even without an endpoint: a typo is not silently ignored.
+    assertRefused({ OTEL_TRACES_SAMPLER: 'sometimes' }, /^OTEL_TRACES_SAMPLER must be one of/);
+  });
+
+  test('AGENT_SESSIONS_TRACE_URL is an http(s) URL with {traceId}', () => {
+    assert.equal(load({ AGENT_SESSIONS_TRACE_URL: 'http://127.0.0.1:16686/trace/{traceId}' }).traceUrl, 'http://127.0.0.1:16686/trace/{traceId}');
+    assertRefused({ AGENT_SESSIONS_TRACE_URL: 'http://127.0.0.1:16686/trace/' }, /^AGENT_SESSIONS_TRACE_URL must be an http or https URL with \{traceId\} where a trace's id goes/);
+    assertRefused({ AGENT_SESSIONS_TRACE_URL: 'javascript:{traceId}' }, /^AGENT_SESSIONS_TRACE_URL must be/);
+  });
+
+  test("the exporter's headers (a backend's API key) never appear in the serialized settings", () => {
+    const settings = load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cret' });
+    assert.equal(settings.tracing?.headers['x-api-key'], 's3cret');
+    assert.ok(!JSON.stringify(settings).includes('s3cret'));
+    assert.ok(!inspect(settings, { depth: 5 }).includes('s3cret'));
+  });
+});

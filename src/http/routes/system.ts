@@ -10,6 +10,8 @@ export interface SystemRoutes {
   ping: () => Promise<unknown>;
   policy: TodoPolicy | undefined;
   schemas: ApiSchemas;
+  /** `AGENT_SESSIONS_TRACE_URL`, for the dashboard's links to traces. */
+  traceUrl?: string | undefined;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface SystemRoutes {
  * `GET /tool-definition`, `GET /auth` (whether the token is accepted, for the dashboard) and
  * `GET /openapi.json`, the document every route of the app is declared into.
  */
-export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s }: SystemRoutes): void {
+export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s, traceUrl }: SystemRoutes): void {
   const health = z.object({ ok: z.boolean(), temporal: z.string() });
   app.openapi(
     createRoute({
@@ -51,6 +53,11 @@ export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s
   );
 
   app.openapi(createRoute({ method: 'get', path: '/auth', hide: true, responses: { 204: { description: 'The token (or none) is accepted' } } }), (c) => c.body(null, 204));
+
+  // What the dashboard needs of the service's settings: where a turn's trace opens.
+  app.openapi(createRoute({ method: 'get', path: '/dashboard-config', hide: true, responses: { 200: { description: 'The trace URL template, or null' } } }), (c) =>
+    c.json({ traceUrl: traceUrl ?? null }, 200),
+  );
 
   app.openapi(createRoute({ method: 'get', path: '/openapi.json', hide: true, responses: { 200: { description: 'This document' } } }), (c) =>
     c.json(

@@ -82,3 +82,14 @@ export async function tokenAccepted() {
     return true; // unreachable server: let the page say so
   }
 }
+
+let config = null;
+
+/**
+ * The service's settings the dashboard uses (`GET /dashboard-config`): `traceUrl`, the template
+ * a turn's trace opens at (`{traceId}` for its id), or null. Asked once per page load.
+ */
+export function dashboardConfig() {
+  config ??= api('/dashboard-config').catch(() => ({ traceUrl: null }));
+  return config;
+}

@@ -84,6 +84,19 @@ function cut(text) {
   return `${value.slice(0, RESULT_CHARS)}\n… ${value.length - RESULT_CHARS} more characters not shown`;
 }
 
+/** A trace id as the server sends it: 32 lowercase hex digits. */
+const TRACE_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * Where a turn's trace opens: the service's `traceUrl` template with the id in place of
+ * `{traceId}`; null without a template, a valid id, or an http(s) result.
+ */
+export function traceHref(template, traceId) {
+  if (typeof template !== 'string' || typeof traceId !== 'string' || !TRACE_ID.test(traceId)) return null;
+  const href = template.split('{traceId}').join(traceId);
+  return /^https?:\/\//i.test(href) ? href : null;
+}
+
 /** The outcome of a turn in a sentence. */
 export function outcomeText(outcome) {
   const head = `Turn ${outcome.turn} (message ${outcome.messageId})`;
@@ -97,6 +110,7 @@ export function outcomeText(outcome) {
  * waiting for approval (their result reads so until a person decides).
  */
 export function createConversation() {
+  let traceUrl = null;
   const list = h('ol', { id: 'conversation', class: 'conversation', 'aria-live': 'polite' });
   const empty = h('p', { class: 'empty', id: 'conversation-empty' }, 'No messages yet. Send one below: the agent plans with todo_write and works through its list.');
   const outcome = h('p', { class: 'turn-outcome', id: 'turn-outcome', hidden: true });
@@ -162,10 +176,26 @@ export function createConversation() {
     const last = transcript ? transcript.lastTurn : null;
     outcome.hidden = !last;
     if (last) {
-      outcome.textContent = outcomeText(last);
+      outcome.replaceChildren(outcomeText(last), ...traceOf(last));
       outcome.className = 'turn-outcome' + (last.reason === 'completed' ? '' : ' turn-failed');
     }
   }
 
-  return { element: list, empty, outcome, render };
+  /** The turn's trace: a link to the trace backend when the service names one, its id otherwise. */
+  function traceOf(turn) {
+    if (typeof turn.traceId !== 'string' || !TRACE_ID.test(turn.traceId)) return [];
+    const href = traceHref(traceUrl, turn.traceId);
+    const label = `trace ${turn.traceId.slice(0, 8)}\u2026`;
+    const trace = href !== null
+      ? h('a', { class: 'turn-trace', href, target: '_blank', rel: 'noopener noreferrer', title: `Open trace ${turn.traceId}` }, label)
+      : h('code', { class: 'turn-trace muted', title: turn.traceId }, label);
+    return [' \u00b7 ', trace];
+  }
+
+  /** Sets the trace URL template (`GET /dashboard-config`); the next render links to it. */
+  function useTraceUrl(template) {
+    traceUrl = typeof template === 'string' ? template : null;
+  }
+
+  return { element: list, empty, outcome, render, useTraceUrl };
 }

@@ -2,7 +2,7 @@
  * list's history, its agent's conversation (with a message box, Interrupt, and the calls waiting
  * for approval), its usage, its subagents and the signals it ignored. */
 /* global document, AbortController, AbortSignal, setTimeout, clearTimeout */
-import { api, sessionPath } from './api.js';
+import { api, dashboardConfig, sessionPath } from './api.js';
 import { createApprovals } from './approvals.js';
 import { createConversation } from './conversation.js';
 import { errorBox, h } from './dom.js';
@@ -60,6 +60,11 @@ export function sessionPage(main, id) {
     timeline.controls,
   );
   const conversation = createConversation();
+  // A turn links to its trace once the service says where traces open.
+  void dashboardConfig().then((config) => {
+    conversation.useTraceUrl(config && config.traceUrl);
+    if (!stopped && lastTranscript) conversation.render(lastTranscript, pendingIds());
+  });
   const messageBox = createMessageBox(id, () => (live ? void refreshAgent() : void startedByMessage()));
   const approvals = createApprovals(id, () => void refreshAgent());
   const usage = createUsageCard();
