@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
-import { Registry } from 'prom-client';
+import { Registry } from '../metrics/prom-client';
 import type { SessionClient } from '../client';
 import { HttpServiceMetrics } from '../metrics';
 import type { TodoPolicy } from '../todo';

@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from './prom-client';
 import { CountedOnce } from './counted-once';
 import { METRIC_NAMES, MODEL_CALL_BUCKETS, TURN_BUCKETS } from './metric-names';
 import { counterOn, histogramOn } from './registered-metric';

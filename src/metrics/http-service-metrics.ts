@@ -1,4 +1,4 @@
-import type { Histogram, Registry } from 'prom-client';
+import type { Histogram, Registry } from './prom-client';
 import { HTTP_REQUEST_BUCKETS, METRIC_NAMES } from './metric-names';
 import { histogramOn } from './registered-metric';
 import { TodoWriteMetrics } from './todo-write-metrics';

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from './prom-client';
 
 /**
  * The counter `name` of `registry`, created on first use. Two users of one registry (a worker

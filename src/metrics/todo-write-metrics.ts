@@ -1,4 +1,4 @@
-import type { Counter, Registry } from 'prom-client';
+import type { Counter, Registry } from './prom-client';
 import { SessionClosedError, TodoRejectedError } from '../client/errors';
 import { CountedOnce } from './counted-once';
 import { METRIC_NAMES } from './metric-names';

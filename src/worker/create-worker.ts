@@ -1,5 +1,5 @@
 import { NativeConnection, Worker, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
-import { Registry } from 'prom-client';
+import { Registry } from '../metrics/prom-client';
 import { connectionOptions, resolveTemporalConfig, type TemporalConfig } from '../config/temporal-config';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { assertSessionSearchAttributes } from './search-attributes-check';

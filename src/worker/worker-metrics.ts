@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LogLevel } from '@temporalio/worker';
-import { Registry } from 'prom-client';
+import { Registry } from '../metrics/prom-client';
 import { InvalidSettingError } from '../client/errors';
 import { findFreePort } from '../devserver/free-port';
 import { installRuntimeLogging } from './runtime-logging';

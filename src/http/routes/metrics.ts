@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../../metrics/prom-client';
 
 /**
  * `GET /metrics`: what this service counted (its `todo_write` answers, its requests) in
