@@ -92,6 +92,14 @@ const CHILDREN_CLOSE_TIMEOUT = '1 minute';
 const REFUSED_SPAWN_LEAVES_NOTHING = 'refused-spawn-leaves-nothing';
 
 /**
+ * Marks runs that apply the signals of their first workflow task before its updates, as history
+ * orders them. Runs recorded before registered an update's handler first, so a `turn/start` sent
+ * right after the start and a `todo_write` sent right after it, landing in that first task, were
+ * applied write first: the session then held another list than its history says.
+ */
+const SIGNALS_IN_HISTORY_ORDER = 'signals-in-history-order';
+
+/**
  * One agent session. Its history is the session's log: accepted `todo_write` and
  * `subagent/spawn` updates, turn and close signals, reports of closed subagents; its state is the
  * fold of that log. Continues as new when the run grows long, carrying its state; runs until
@@ -158,6 +166,46 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     );
   };
 
+  const onSubagentClosed = (report?: Partial<SubagentClosedInput>): void =>
+    apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) });
+  // A signal cannot be validated before Temporal logs it, so one this session does not handle
+  // (a todo_write sent as a Signal above all) is never applied; it is listed, with what to send.
+  const ignoreSignal = (name: string): void => apply({ type: 'signal/ignored', name, reason: ignoredSignalReason(name, sessionId) });
+  /**
+   * Registers what each signal applies. `routed`: one default handler routes them all by name,
+   * so signals the SDK held back (see {@link SIGNALS_IN_HISTORY_ORDER}) come out in the order
+   * they reached the history, whatever their names; otherwise one handler per name, as runs
+   * recorded before did.
+   */
+  const registerSignals = (routed: boolean): void => {
+    const named: Record<string, (input?: unknown) => void> = {
+      [turnStartSignal.name]: () => apply({ type: 'turn/start' }),
+      [turnEndSignal.name]: () => apply({ type: 'turn/end' }),
+      [sessionCloseSignal.name]: close,
+      // Its workflow task is the point: nothing to apply.
+      [sessionWakeSignal.name]: () => void (releaseCheckAsked = true),
+      [subagentClosedSignal.name]: (report) => onSubagentClosed(report as Partial<SubagentClosedInput> | undefined),
+    };
+    if (routed) {
+      setDefaultSignalHandler((name: string, input?: unknown) => (Object.hasOwn(named, name) ? named[name]!(input) : ignoreSignal(name)));
+      return;
+    }
+    setHandler(turnStartSignal, named[turnStartSignal.name]!);
+    setHandler(turnEndSignal, named[turnEndSignal.name]!);
+    setHandler(sessionCloseSignal, close);
+    setHandler(sessionWakeSignal, named[sessionWakeSignal.name]!);
+    setHandler(subagentClosedSignal, onSubagentClosed);
+    setDefaultSignalHandler(ignoreSignal);
+  };
+  // Signals and updates that came with the run's first workflow task reach the SDK before this
+  // function runs: it holds them, and hands each over when a handler for it is registered. In
+  // history every such signal comes before every such update (the signals are events of their
+  // own before the task started; the updates are accepted in its completion), so the signals'
+  // handlers go first, and through one router (see registerSignals): the list the session holds
+  // is then the one the offline fold computes from its history.
+  const inHistoryOrder = patched(SIGNALS_IN_HISTORY_ORDER);
+  if (inHistoryOrder) registerSignals(true);
+
   // Handlers apply; validators judge. Only the durable invariant (inside the fold) may refuse
   // anything in a handler, because handlers run again on every replay and a rule that changes
   // between releases would fail histories that were valid when written.
@@ -216,17 +264,8 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
     { validator: (request): void => asFailure('SpawnRejected', () => void acceptSubagentSpawn(request, state, starting)) },
   );
 
-  setHandler(turnStartSignal, () => apply({ type: 'turn/start' }));
-  setHandler(turnEndSignal, () => apply({ type: 'turn/end' }));
-  setHandler(sessionCloseSignal, close);
-  // Its workflow task is the point: nothing to apply.
-  setHandler(sessionWakeSignal, () => void (releaseCheckAsked = true));
-  setHandler(subagentClosedSignal, (report?: Partial<SubagentClosedInput>) =>
-    apply({ type: 'subagent/closed', sessionId: report?.sessionId as string, counts: report?.counts as TodoCounts, ...(report?.answer !== undefined ? { answer: report.answer } : {}) }),
-  );
-  // A signal cannot be validated before Temporal logs it, so one this session does not handle
-  // (a todo_write sent as a Signal above all) is never applied; it is listed, with what to send.
-  setDefaultSignalHandler((name: string) => apply({ type: 'signal/ignored', name, reason: ignoredSignalReason(name, sessionId) }));
+  // Signals registered here in runs recorded before SIGNALS_IN_HISTORY_ORDER (see above).
+  if (!inHistoryOrder) registerSignals(false);
   setHandler(closeUpdate, async (): Promise<SessionSnapshot> => {
     close();
     agent.interrupt('closed');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SessionClosedError, SessionNotFoundError } from '../../src/client';
-import { assertRejected, countAcceptedUpdates, runTemporalCli, todo, uniqueId, useTestBed } from '../helpers';
+import { SessionClient, SessionClosedError, SessionNotFoundError } from '../../src/client';
+import { foldHistory, runsOf } from '../../src/history/session-history';
+import { assertRejected, countAcceptedUpdates, runTemporalCli, startWorker, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
 const bed = useTestBed('session-test', { allowParallelInProgress: false });
 
@@ -76,6 +77,35 @@ describe('todo_write', () => {
 });
 
 describe('turns and closing', () => {
+  test('a turn/start and a write waiting together for the first worker are applied as history orders them', async () => {
+    // No worker polls this queue yet, so the start, the signal and the update all wait for the
+    // session's first workflow task, where the SDK holds them until handlers are registered.
+    const taskQueue = uniqueId('first-task');
+    const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
+    const id = uniqueId('first-task');
+    try {
+      await client.start(id);
+      await client.turnStart(id);
+      const write = client.todoWrite(id, { todos: [todo('plan', 'completed')] });
+      // Time for the update to reach the server and wait there with the signal (a worker starts in
+      // about a second more); if it came later, it would land in a task of its own and prove less.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
+      try {
+        assert.equal((await write).version, 2, 'the write comes after turn/start, as in the history');
+        const live = await client.todos(id);
+        const folded = foldHistory(runsOf(await client.exportHistory(id)), id).final.todos;
+        assert.deepEqual(live, [todo('plan', 'completed')]);
+        assert.deepEqual(live, folded, 'the session holds the list its history folds to');
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await client.closeConnection();
+    }
+  });
+
+
   test('turn/start clears the list, turn/end keeps it, and the session query follows the turns', async () => {
     const id = uniqueId('turns');
     await bed.client.start(id);
