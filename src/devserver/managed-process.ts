@@ -169,8 +169,15 @@ export class ManagedProcess {
     const running = this.running;
     if (!this.isRunning()) return running;
     this.child?.kill(this.options.stopSignal);
-    // Unreferenced: once the child is gone the timer must not keep the process alive.
-    const timedOut = await Promise.race([running?.then(() => false), sleep(this.options.stopTimeoutMs, true, { ref: false })]);
+    // The timer keeps this process alive while the child stops, even a child started with
+    // `keepsProcessAlive: false` (else the caller awaiting this would see its process exit, with
+    // code 0, before the stop resolved), and is cleared as soon as the child is gone.
+    const patience = new AbortController();
+    const timedOut = await Promise.race([
+      running?.then(() => false),
+      sleep(this.options.stopTimeoutMs, true, { signal: patience.signal }).catch(() => false),
+    ]);
+    patience.abort();
     if (timedOut) {
       (this.options.notices ?? this.options.output).write(
         `[${this.name}] did not stop within ${Math.round(this.options.stopTimeoutMs / 1000)}s of ${this.options.stopSignal}; sending ${this.options.killSignal}\n`,
