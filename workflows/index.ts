@@ -1,1 +1,2 @@
 export { agentSession, releaseCheck } from './session';
+export { sessionStream } from './session-stream';

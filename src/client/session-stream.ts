@@ -1,0 +1,177 @@
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { WorkflowStreamClient, type PublishInput } from '@temporalio/workflow-streams/client';
+import { MODEL_STREAM_TOPIC, parseModelStreamEvent, streamWorkflowId, type ModelStreamEvent } from '../session/model-stream';
+import { SESSION_STREAM_WORKFLOW_TYPE, type SessionStreamInput, type SessionStreamResult } from '../../workflows/stream-messages';
+import { withBusyRetry } from './transient-errors';
+
+/** The Workflow Streams publish signal: a batch of entries, deduplicated by publisher and sequence. */
+const PUBLISH_SIGNAL = '__temporal_workflow_stream_publish';
+/** The Workflow Streams offset query: where the next entry will be. */
+const OFFSET_QUERY = '__temporal_workflow_stream_offset';
+
+/** Which session's stream, reached through which client and on which task queue (the session's, where its workers poll). */
+export interface StreamTarget {
+  client: Client;
+  taskQueue: string;
+  sessionId: string;
+  /** How long a stream this target starts stays open without a new entry (default: the workflow's 10 minutes). */
+  idleMs?: number;
+}
+
+/**
+ * Makes sure session `target.sessionId`'s stream runs, and sends `publish` to it (nothing, by
+ * default): a stream that runs gets the signal; when none runs, one is started with it
+ * (signal-with-start, so two callers starting at once make one), beginning at the offset where the
+ * session's previous stream ended, so that offsets never go back and a reader's position stays
+ * meaningful across the stream's lives.
+ */
+export async function openStream(target: StreamTarget, publish: PublishInput = { items: [], publisher_id: '', sequence: 0 }): Promise<void> {
+  const workflowId = streamWorkflowId(target.sessionId);
+  try {
+    await target.client.workflow.getHandle(workflowId).signal(PUBLISH_SIGNAL, publish);
+    return;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
+  const input: SessionStreamInput = {
+    sessionId: target.sessionId,
+    firstOffset: await endOfClosedStream(target.client, workflowId),
+    ...(target.idleMs !== undefined ? { idleMs: target.idleMs } : {}),
+  };
+  await target.client.workflow.signalWithStart(SESSION_STREAM_WORKFLOW_TYPE, {
+    workflowId,
+    taskQueue: target.taskQueue,
+    args: [input],
+    signal: PUBLISH_SIGNAL,
+    signalArgs: [publish],
+  });
+}
+
+/** Where a stream that no longer runs ended: its result, else what its offset query answers, else 0 (none ever ran, or it is past retention). */
+async function endOfClosedStream(client: Client, workflowId: string): Promise<number> {
+  let runId: string;
+  let status: string;
+  try {
+    const described = await client.workflow.getHandle(workflowId).describe();
+    runId = described.runId;
+    status = described.status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 0;
+    throw error;
+  }
+  const run = client.workflow.getHandle(workflowId, runId, { followRuns: false });
+  try {
+    if (status === 'COMPLETED') return wholeOffset((await run.result()) as SessionStreamResult | undefined);
+    // Terminated or timed out: its log still says where it stood (a worker replays it to answer).
+    return wholeOffset({ nextOffset: await client.connection.withDeadline(Date.now() + 5000, () => run.query<number>(OFFSET_QUERY)) });
+  } catch {
+    return 0;
+  }
+}
+
+function wholeOffset(result: SessionStreamResult | undefined): number {
+  const offset = result?.nextOffset;
+  return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0 ? offset : 0;
+}
+
+/**
+ * Where session `target.sessionId`'s stream stands: the offset its next entry will have
+ * (starting the stream when none runs, so the answer holds for the words to come).
+ */
+export async function streamEnd(target: StreamTarget): Promise<number> {
+  await openStream(target);
+  return withBusyRetry(() => target.client.workflow.getHandle(streamWorkflowId(target.sessionId)).query<number>(OFFSET_QUERY));
+}
+
+/** Options of {@link streamPublisher}. */
+export interface StreamPublisherOptions {
+  /** How long entries are gathered into one signal (default 100 ms); the first of each call goes at once. */
+  batchMs?: number;
+  /** How long a batch is retried before it is given up (default 30 s): words are never worth stalling a model call for. */
+  maxRetryMs?: number;
+}
+
+/** What a model call activity publishes through: events in, batched signals out. */
+export interface StreamPublisher {
+  /** Queues `event`; `now` sends what is queued without waiting for the batch interval. */
+  publish(event: ModelStreamEvent, now?: boolean): void;
+  /** Sends what is queued and stops; resolves once the stream has it, or fails with why it could not. */
+  close(): Promise<void>;
+}
+
+/**
+ * A publisher to session `target.sessionId`'s stream: Workflow Streams' own client (batched
+ * signals, deduplicated by publisher and sequence), whose signals start the stream when it does
+ * not run (see {@link openStream}).
+ */
+export function streamPublisher(target: StreamTarget, options: StreamPublisherOptions = {}): StreamPublisher {
+  const real = target.client.workflow.getHandle(streamWorkflowId(target.sessionId));
+  const handle: WorkflowHandle = {
+    ...real,
+    signal: (async (_name: unknown, input: PublishInput) => openStream(target, input)) as WorkflowHandle['signal'],
+  };
+  const publisher = new WorkflowStreamClient(handle, { batchInterval: options.batchMs ?? 100, maxRetryDuration: options.maxRetryMs ?? 30_000 });
+  const topic = publisher.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC);
+  return {
+    publish: (event, now = false) => topic.publish(event, { forceFlush: now }),
+    close: () => publisher[Symbol.asyncDispose](),
+  };
+}
+
+/** One entry of a session's stream as a reader gets it. */
+export type StreamEntry =
+  | { kind: 'event'; offset: number; event: ModelStreamEvent }
+  /** An entry that is not a model stream event (written by some other client): passed over, but its offset counts. */
+  | { kind: 'malformed'; offset: number }
+  /** Entries from `from` up to `to` (excluded) are no longer kept (the stream was truncated, or closed and started again). */
+  | { kind: 'gap'; from: number; to: number };
+
+/** Options of {@link readStream}. */
+export interface ReadStreamOptions {
+  /** Stops the reading: the generator returns at once (a poll in flight is left to end by itself). */
+  signal?: AbortSignal;
+  /** The pause between two polls that found entries (default 50 ms): entries that come meanwhile are fetched together. */
+  pollCooldownMs?: number;
+}
+
+/**
+ * Reads session `target.sessionId`'s stream from offset `from` on, until `options.signal`
+ * aborts: every entry once, in offset order, following the stream through continue-as-new and
+ * through its closing and starting again (a reader starts it when none runs, so it can wait for
+ * the next words). Entries the stream no longer holds come out as one `gap`.
+ */
+export async function* readStream(target: StreamTarget, from: number, options: ReadStreamOptions = {}): AsyncGenerator<StreamEntry, void, undefined> {
+  const { signal } = options;
+  const stopped = new Promise<'stopped'>((resolve) => {
+    if (signal?.aborted === true) resolve('stopped');
+    signal?.addEventListener('abort', () => resolve('stopped'), { once: true });
+  });
+  let next = from;
+  while (signal?.aborted !== true) {
+    await openStream(target);
+    const reader = WorkflowStreamClient.create(target.client, streamWorkflowId(target.sessionId));
+    const items = reader.subscribe([MODEL_STREAM_TOPIC], next, { pollCooldown: options.pollCooldownMs ?? 50 });
+    for (;;) {
+      const step = await Promise.race([items.next(), stopped]);
+      if (step === 'stopped') {
+        // The poll in flight cannot be withdrawn; let it end quietly whenever it does.
+        void items.return(undefined).catch(() => undefined);
+        return;
+      }
+      if (step.done === true) break;
+      const item = step.value;
+      if (item.offset < next) continue;
+      if (item.offset > next) yield { kind: 'gap', from: next, to: item.offset };
+      next = item.offset + 1;
+      let event: ModelStreamEvent | undefined;
+      try {
+        event = parseModelStreamEvent(defaultPayloadConverter.fromPayload(item.data));
+      } catch {
+        event = undefined;
+      }
+      yield event !== undefined ? { kind: 'event', offset: item.offset, event } : { kind: 'malformed', offset: item.offset };
+    }
+    // The stream closed after a quiet while: start it again (where it ended) and wait on.
+  }
+}
