@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SessionClient } from '../src/client/session-client';
+import { streamPublisher } from '../src/client/session-stream';
 import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
@@ -49,6 +50,7 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
     nudge: agent.nudge ?? AGENT_DEFAULTS.nudge,
     approveTools: [...(agent.approveTools ?? [])],
     ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
+    stream: agent.stream ?? AGENT_DEFAULTS.stream,
   };
 }
 
@@ -73,11 +75,16 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     tools: registry.definitions(),
     places: registry.places(),
   };
-  const callModel = modelCaller({
-    ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
-    apiKey: settings.apiKey,
-    ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
-  });
+  const callModel = modelCaller(
+    {
+      ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
+      apiKey: settings.apiKey,
+      ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
+      stream: settings.stream,
+    },
+    // The words go to the session's companion stream, never to the session's own history.
+    { words: ({ sessionId }) => streamPublisher({ client: Context.current().client, taskQueue: Context.current().info.taskQueue, sessionId }) },
+  );
 
   return {
     async beginTurn({ sessionId, messageId, turn }) {

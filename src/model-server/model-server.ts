@@ -202,7 +202,7 @@ async function chatCompletion(context: Context, req: IncomingMessage, res: Serve
   } else {
     scripted = { conversation: routed.conversation, step: routed.step, status: routed.status, body: routed.body, headers: {}, delayMs: 0 };
   }
-  const stream = routed.ok && routed.request.stream;
+  const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
   log.update(record, { conversation: scripted.conversation, step: scripted.step, status: scripted.status, stream });
   if (scripted.delayMs > 0) {
     try {

@@ -49,12 +49,12 @@ test('an empty environment gives the documented defaults and no policy', () => {
   assert.deepEqual(settings.paths, { cacheDir: join(homedir(), '.cache', 'agent-sessions'), dataDir: join(CWD, 'data') });
   const { apiKey, ...agent } = settings.agent;
   assert.equal(apiKey(), undefined);
-  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: [] });
+  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: [], stream: true });
 });
 
 test('empty and blank variables count as unset, as compose writes them for an unset default', () => {
   const blank = Object.fromEntries(
-    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_WORKSPACE'].map(
+    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_STREAM', 'AGENT_SESSIONS_WORKSPACE'].map(
       (name) => [name, '  '],
     ),
   );
@@ -219,6 +219,12 @@ describe('the agent loop', () => {
     assert.equal(load({ AGENT_SESSIONS_NUDGE: 'false' }).agent.nudge, false);
     assert.equal(load({ AGENT_SESSIONS_NUDGE: 'true' }).agent.nudge, true);
     assertRefused({ AGENT_SESSIONS_NUDGE: 'no' }, 'AGENT_SESSIONS_NUDGE must be true or false, got "no"');
+  });
+
+  test('AGENT_SESSIONS_STREAM is true or false, true unless set', () => {
+    assert.equal(load({}).agent.stream, true);
+    assert.equal(load({ AGENT_SESSIONS_STREAM: 'false' }).agent.stream, false);
+    assertRefused({ AGENT_SESSIONS_STREAM: 'off' }, 'AGENT_SESSIONS_STREAM must be true or false, got "off"');
   });
 
   test('AGENT_SESSIONS_APPROVE_TOOLS lists tool names OpenAI accepts, once each', () => {
