@@ -129,10 +129,15 @@ export type StreamEntry =
 
 /** Options of {@link readStream}. */
 export interface ReadStreamOptions {
-  /** Stops the reading: the generator returns at once (a poll in flight is left to end by itself). */
+  /** Stops the reading: the generator returns at once, and the poll in flight is cancelled. */
   signal?: AbortSignal;
   /** The pause between two polls that found entries (default 50 ms): entries that come meanwhile are fetched together. */
   pollCooldownMs?: number;
+  /**
+   * Asked after each entry and whenever the stream closed: true ends the reading there, with no
+   * poll left in flight (a reader that must not leave one, unlike `signal`, which ends at once).
+   */
+  until?: () => boolean;
 }
 
 /**
@@ -148,15 +153,16 @@ export async function* readStream(target: StreamTarget, from: number, options: R
     signal?.addEventListener('abort', () => resolve('stopped'), { once: true });
   });
   let next = from;
-  while (signal?.aborted !== true) {
+  while (signal?.aborted !== true && options.until?.() !== true) {
     await openStream(target);
     const reader = WorkflowStreamClient.create(target.client, streamWorkflowId(target.sessionId));
     const items = reader.subscribe([MODEL_STREAM_TOPIC], next, { pollCooldown: options.pollCooldownMs ?? 50 });
     for (;;) {
-      const step = await Promise.race([items.next(), stopped]);
+      // The poll runs under the signal, so stopping cancels it rather than leaving it to wait out its long poll.
+      const polled = signal !== undefined ? target.client.withAbortSignal(signal, () => items.next()) : items.next();
+      const step = await Promise.race([polled, stopped]);
       if (step === 'stopped') {
-        // The poll in flight cannot be withdrawn; let it end quietly whenever it does.
-        void items.return(undefined).catch(() => undefined);
+        void polled.catch(() => undefined);
         return;
       }
       if (step.done === true) break;
@@ -171,6 +177,10 @@ export async function* readStream(target: StreamTarget, from: number, options: R
         event = undefined;
       }
       yield event !== undefined ? { kind: 'event', offset: item.offset, event } : { kind: 'malformed', offset: item.offset };
+      if (options.until?.() === true) {
+        void items.return(undefined).catch(() => undefined);
+        return;
+      }
     }
     // The stream closed after a quiet while: start it again (where it ended) and wait on.
   }
