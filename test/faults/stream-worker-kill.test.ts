@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { openSse, type SseEvent } from '../../bench/sse-client';
+import { openSse } from '../../bench/sse-client';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
