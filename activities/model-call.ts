@@ -166,8 +166,8 @@ function callWords(sink: ModelWordSink | undefined, info: { workflowExecution?: 
   return {
     add(deltas) {
       for (const delta of deltas) {
-        // The first words go at once (what a reader waits for); the rest with the batch.
-        sink.publish({ ...delta, call }, first);
+        // The first words go at once (what a reader waits for), and so does a tool call's name; the rest with the batch.
+        sink.publish({ ...delta, call }, first || delta.type === 'tool');
         first = false;
       }
     },
