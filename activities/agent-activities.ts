@@ -51,6 +51,7 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
     approveTools: [...(agent.approveTools ?? [])],
     ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
     stream: agent.stream ?? AGENT_DEFAULTS.stream,
+    streamBatchMs: agent.streamBatchMs ?? AGENT_DEFAULTS.streamBatchMs,
   };
 }
 
@@ -83,7 +84,10 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       stream: settings.stream,
     },
     // The words go to the session's companion stream, never to the session's own history.
-    { words: ({ sessionId }) => streamPublisher({ client: Context.current().client, taskQueue: Context.current().info.taskQueue, sessionId }) },
+    {
+      words: ({ sessionId }) =>
+        streamPublisher({ client: Context.current().client, taskQueue: Context.current().info.taskQueue, sessionId }, { batchMs: settings.streamBatchMs }),
+    },
   );
 
   return {

@@ -8,7 +8,8 @@
  *   npm run bench -- --server cluster --only latency,throughput   on PostgreSQL and the Temporal server
  *
  * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, cli,
- * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes).
+ * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes),
+ * streaming (the model's words to SSE readers: first words, every word once, history per turn, writes while 20 sessions stream).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -26,6 +27,7 @@ import { machineInfo, renderTable, versions, writeResults, type MeasurementResul
 import { measureRelease } from './release';
 import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
+import { measureStreaming } from './streaming';
 import { measureThroughput } from './throughput';
 
 const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>> = {
@@ -41,6 +43,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   cli: measureCli,
   release: measureRelease,
   scale: measureScale,
+  streaming: measureStreaming,
 };
 
 interface BenchOptions {

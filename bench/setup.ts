@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { isResendableUpdateError, SessionClient, withBusyRetry } from '../src/client';
-import { connectionOptions, loadSettings, type TemporalConfig } from '../src/config';
+import { connectionOptions, loadSettings, type AgentSettings, type TemporalConfig } from '../src/config';
 import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, TEMPORAL_SERVER_VERSION } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
@@ -54,9 +54,10 @@ export interface Bench {
   /**
    * A task queue of its own (named from `prefix`) with one session worker on it and a client
    * for it, for a measurement whose sessions must not mix with the others' (a listing counts
-   * every session of its queue). Closed with the bench, or earlier with `stop`.
+   * every session of its queue). `agent` gives its worker's agent loop a model (and its
+   * settings). Closed with the bench, or earlier with `stop`.
    */
-  openQueue(prefix: string): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
+  openQueue(prefix: string, agent?: Partial<AgentSettings>): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -106,8 +107,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const sessionBundle = await bundleSessionWorkflows(POLICY, { cacheDir: settings.paths.cacheDir });
   const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
 
-  const startSessionWorker = async (taskQueue = sessionQueue): Promise<RunningWorker> => {
-    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
+  const startSessionWorker = async (taskQueue = sessionQueue, agent?: Partial<AgentSettings>): Promise<RunningWorker> => {
+    const worker: SessionWorker = await createWorker({ ...POLICY, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir, ...(agent !== undefined ? { agent } : {}) });
     const running = worker.run();
     await worker.registered();
     return {
@@ -161,9 +162,9 @@ export async function openBench(quick: boolean, progress: (message: string) => v
         },
       }));
     },
-    async openQueue(prefix) {
+    async openQueue(prefix, agent) {
       const taskQueue = `bench-${prefix}-${run}`;
-      const worker = await startSessionWorker(taskQueue);
+      const worker = await startSessionWorker(taskQueue, agent);
       const client = await SessionClient.connect({ ...config, taskQueue, continueAsNewAfter: 500 });
       let stopped: Promise<void> | undefined;
       const queue = {

@@ -84,9 +84,15 @@ export async function streamEnd(target: StreamTarget): Promise<number> {
   return withBusyRetry(() => target.client.workflow.getHandle(streamWorkflowId(target.sessionId)).query<number>(OFFSET_QUERY));
 }
 
+/**
+ * How long a publisher gathers words before it sends them: five times a second reads as fluent
+ * text, and each batch costs a signal, a workflow task and every reader's poll.
+ */
+export const DEFAULT_STREAM_BATCH_MS = 200;
+
 /** Options of {@link streamPublisher}. */
 export interface StreamPublisherOptions {
-  /** How long words are gathered before they are sent (default 100 ms); the first of each call goes at once. */
+  /** How long words are gathered before they are sent (default {@link DEFAULT_STREAM_BATCH_MS}); the first of each call goes at once. */
   batchMs?: number;
   /** How long a batch is retried before it is given up (default 30 s): words are never worth stalling a model call for. */
   maxRetryMs?: number;
@@ -111,7 +117,7 @@ export interface StreamPublisher {
  * see faster.
  */
 export function streamPublisher(target: StreamTarget, options: StreamPublisherOptions = {}): StreamPublisher {
-  const batchMs = options.batchMs ?? 100;
+  const batchMs = options.batchMs ?? DEFAULT_STREAM_BATCH_MS;
   const real = target.client.workflow.getHandle(streamWorkflowId(target.sessionId));
   const handle: WorkflowHandle = {
     ...real,

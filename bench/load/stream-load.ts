@@ -1,0 +1,84 @@
+/**
+ * The load half of the streaming benchmark, in a process of its own (`scripts/stream-load.ts`):
+ * a scripted model streaming at a fixed rate, a session worker whose agent calls it, and the HTTP
+ * service, with SSE readers on the sessions it streams — what a deployment runs, apart from the
+ * client whose latency the benchmark measures. Its work (the model's chunks, the readers' events)
+ * then never shares an event loop with the measuring client.
+ *
+ * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_SESSIONS_TASK_QUEUE (as every client),
+ *      STREAM_LOAD_RATE (tokens per second), STREAM_LOAD_TOKENS (tokens per answer).
+ * Protocol: one JSON line on stdout `{"ready":true}` once the worker polls; then for each line
+ * `{"turns":N}` on stdin, N turns streamed at once, each read by an SSE reader, answered by
+ * `{"done":{"intact":K,"of":N}}` (K: turns whose every event came once, in order, and made the
+ * answer); `{"stop":true}` stops everything and exits.
+ */
+import { createInterface } from 'node:readline';
+import { randomUUID } from 'node:crypto';
+import { openSse } from '../sse-client';
+import { SessionClient } from '../../src/client/session-client';
+import { loadSettings } from '../../src/config';
+import { startHttpServer } from '../../src/http/server';
+import { startModelServer } from '../../src/model-server';
+import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
+import { createWorker } from '../../src/worker';
+
+/** The task the scripted model answers with its long answer. */
+export const STREAM_LOAD_TASK = 'Write the long answer';
+
+/** The long answer of `tokens` tokens of 4 characters. */
+export function longAnswer(tokens: number): string {
+  return 'Streaming keeps the session history small while the reader sees every word. '.repeat(Math.ceil((tokens * 4) / 77) + 1).slice(0, tokens * 4);
+}
+
+/** Runs the load process; resolves when told to stop. */
+export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
+  const settings = loadSettings(env);
+  const rate = Number(env.STREAM_LOAD_RATE ?? 100);
+  const answer = longAnswer(Number(env.STREAM_LOAD_TOKENS ?? 2000));
+  const model = await startModelServer({
+    script: { conversations: [{ name: 'long', match: { firstUserMessage: `^${STREAM_LOAD_TASK}$` }, steps: [{ respond: { content: answer } }] }] },
+    streaming: { tokensPerSecond: rate },
+  });
+  const worker = await createWorker({
+    allowParallelInProgress: false,
+    temporal: settings.temporal,
+    cacheDir: settings.paths.cacheDir,
+    agent: { baseUrl: model.url, apiKey: () => undefined, model: 'scripted-stream', nudge: false },
+  });
+  const running = worker.run();
+  await worker.registered();
+  const client = await SessionClient.connect(settings.temporal);
+  const http = await startHttpServer({ client, port: 0 });
+  const say = (message: unknown): void => void process.stdout.write(`${JSON.stringify(message)}\n`);
+  say({ ready: true });
+
+  const streamedTurn = async (): Promise<boolean> => {
+    const id = `stream-load-${randomUUID().slice(0, 8)}`;
+    await client.start(id);
+    const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
+    const sent = client.sendMessage(id, STREAM_LOAD_TASK);
+    const offsets: number[] = [];
+    let live: LiveAnswer | null = null;
+    for await (const event of connection.events) {
+      if (event.id === null) continue;
+      offsets.push(Number(event.id));
+      live = applyModelStreamEvent(live, JSON.parse(event.data) as ModelStreamEvent);
+      if (live?.outcome !== undefined) break;
+    }
+    connection.close();
+    await sent;
+    return offsets.every((offset, k) => offset === offsets[0]! + k) && live?.outcome === 'completed' && live.text === answer;
+  };
+
+  for await (const line of createInterface({ input: process.stdin })) {
+    const command = JSON.parse(line) as { turns?: number; stop?: boolean };
+    if (command.stop === true) break;
+    const results = await Promise.all(Array.from({ length: command.turns ?? 0 }, streamedTurn));
+    say({ done: { intact: results.filter(Boolean).length, of: results.length } });
+  }
+  await http.close();
+  await client.closeConnection();
+  worker.shutdown();
+  await running;
+  await model.close();
+}

@@ -1,0 +1,252 @@
+/**
+ * Streaming: the scripted model writes a 2,000-token answer at a fixed rate, the worker streams
+ * it to the session's companion stream, and readers take it from `GET /sessions/{id}/stream`
+ * (the HTTP service in this process, on its own client).
+ *
+ * - First words: for each turn, when the first token left the model (its request log, to the
+ *   millisecond) against when an SSE reader got it; every event of the turn checked to come once,
+ *   in offset order, and to make the durable answer.
+ * - History: the session's history events and bytes (Temporal's own count) per turn, for the
+ *   streamed turns above, against the same turns on a worker that does not stream
+ *   (`AGENT_SESSIONS_STREAM=false`), sessions and task queues named to the same length.
+ * - Load: `todo_write` latency, from this process, on other sessions of a worker while 20 of its
+ *   sessions stream at once (each with an SSE reader), against the same writes while nothing
+ *   streams, blocks alternating in the same run. The worker, the model and the HTTP service with
+ *   the readers run in a process of their own (`bench/load/stream-load.ts`), as a deployment runs
+ *   them apart from its clients.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { openSse } from './sse-client';
+import { longAnswer, STREAM_LOAD_TASK } from './load/stream-load';
+import { startHttpServer, type HttpServer } from '../src/http/server';
+import { startModelServer, type ModelServer, type ScriptJson } from '../src/model-server';
+import { SessionClient } from '../src/client';
+import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../src/session/model-stream';
+import { int, ms, pcts, type MeasurementResult, type Row } from './report';
+import { todoList, type Bench } from './setup';
+import { summarize } from './stats';
+
+/** Tokens per second the model writes at: a fast hosted model's pace (a 2,000-token answer takes 20 s). */
+const RATE = 100;
+const ANSWER_TOKENS = 2000;
+const TOKEN_CHARS = 4;
+const FIRST_WORDS_TARGET_MS = 250;
+const HISTORY_TOLERANCE = 0.01;
+const LOAD_TARGET = 1.1;
+const STREAMS_AT_ONCE = 20;
+
+const TASK = STREAM_LOAD_TASK;
+/** 2,000 tokens of 4 characters. */
+const ANSWER = longAnswer(ANSWER_TOKENS);
+const SCRIPT: ScriptJson = { model: 'scripted-stream', conversations: [{ name: 'long', match: { firstUserMessage: `^${TASK}$` }, steps: [{ respond: { content: ANSWER } }] }] };
+
+interface TurnReading {
+  /** ms from the model's first token to the reader's first text event. */
+  firstWordsMs: number;
+  /** Events with an offset, in order, none missing or repeated. */
+  ordered: boolean;
+  /** The words of the answering call make the whole answer. */
+  whole: boolean;
+  events: number;
+}
+
+/** Sends the task to a session and waits for its turn to end. */
+async function turn(sessions: SessionClient, id: string): Promise<void> {
+  const sent = await sessions.sendMessage(id, TASK);
+  for (;;) {
+    const snapshot = await sessions.session(id);
+    if (snapshot.agent.lastTurn?.messageId === sent.messageId && snapshot.agent.activity.state === 'idle' && !snapshot.turnOpen) {
+      if (snapshot.agent.lastTurn.reason !== 'completed') throw new Error(`the turn of ${id} ended ${snapshot.agent.lastTurn.reason}: ${snapshot.agent.lastTurn.detail ?? ''}`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function historySize(sessions: SessionClient, id: string): Promise<{ events: number; bytes: number }> {
+  const description = await sessions.temporal.workflow.getHandle(id).describe();
+  return { events: description.historyLength, bytes: Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0) };
+}
+
+/** One streamed turn read through the HTTP service: when its first words came, and whether every event came once and in order. */
+async function readTurn(http: HttpServer, model: ModelServer, sessions: SessionClient, id: string): Promise<TurnReading> {
+  await sessions.start(id);
+  const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
+  if (connection.status !== 200) throw new Error(`GET /sessions/${id}/stream answered ${connection.status}: ${connection.body ?? ''}`);
+  const before = model.requests().length;
+  const done = turn(sessions, id);
+  const offsets: number[] = [];
+  let answer: LiveAnswer | null = null;
+  let firstWordsAt: number | undefined;
+  for await (const event of connection.events) {
+    if (event.id === null) continue;
+    offsets.push(Number(event.id));
+    const parsed = JSON.parse(event.data) as ModelStreamEvent;
+    if (parsed.type === 'text' && firstWordsAt === undefined) firstWordsAt = Date.now();
+    answer = applyModelStreamEvent(answer, parsed);
+    if (answer?.outcome !== undefined) break;
+  }
+  connection.close();
+  await done;
+  const request = model.requests().slice(before).find((r) => r.streamed && r.firstTokenAt !== null);
+  if (request?.firstTokenAt === undefined || request.firstTokenAt === null || firstWordsAt === undefined) throw new Error(`turn ${id}: no streamed words were seen`);
+  return {
+    firstWordsMs: firstWordsAt - Date.parse(request.firstTokenAt),
+    ordered: offsets.every((offset, k) => offset === offsets[0]! + k),
+    whole: answer?.outcome === 'completed' && answer.text === ANSWER,
+    events: offsets.length,
+  };
+}
+
+/** `todo_write`s one after another on fresh sessions until `until` resolves (at least `min`); their latencies in ms. */
+async function writesUntil(sessions: SessionClient, bench: Bench, until: Promise<unknown>, min: number): Promise<number[]> {
+  let over = false;
+  void until.finally(() => (over = true));
+  const times: number[] = [];
+  const id = bench.id('stream-w');
+  for (let step = 0; !over || times.length < min; step++) {
+    const start = performance.now();
+    await sessions.todoWrite(id, todoList(3, step));
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+/** The load process: a worker (its agent on a streaming scripted model), the HTTP service and SSE readers, on a task queue of its own. */
+async function startLoadProcess(bench: Bench, prefix: string): Promise<{ sessions: SessionClient; turns(count: number): Promise<{ intact: number; of: number }>; stop(): Promise<void> }> {
+  const taskQueue = bench.id(`bench-${prefix}`);
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'stream-load.ts')], {
+    cwd: join(__dirname, '..'),
+    env: { ...process.env, TEMPORAL_ADDRESS: bench.address, TEMPORAL_NAMESPACE: bench.namespace, AGENT_SESSIONS_TASK_QUEUE: taskQueue, STREAM_LOAD_RATE: String(RATE), STREAM_LOAD_TOKENS: String(ANSWER_TOKENS) },
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, unknown>> => {
+    const line = await lines.next();
+    if (line.done === true) throw new Error(`the streaming load process ended: ${stderr.slice(-2000)}`);
+    return JSON.parse(line.value) as Record<string, unknown>;
+  };
+  await next();
+  const sessions = await SessionClient.connect({ address: bench.address, namespace: bench.namespace, taskQueue });
+  return {
+    sessions,
+    async turns(count) {
+      child.stdin.write(`${JSON.stringify({ turns: count })}\n`);
+      return (await next()).done as { intact: number; of: number };
+    },
+    async stop() {
+      await sessions.closeConnection();
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.write(`${JSON.stringify({ stop: true })}\n`);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function measureStreaming(bench: Bench): Promise<MeasurementResult> {
+  const turns = bench.quick ? 3 : 10;
+  const rounds = bench.quick ? 1 : 3;
+  const model = await startModelServer({ script: SCRIPT, streaming: { tokensPerSecond: RATE, tokenChars: TOKEN_CHARS } });
+  const agent = { baseUrl: model.url, apiKey: () => undefined, model: 'scripted-stream', nudge: false };
+  // Same-length names: history bytes hold the task queue's name and the session's id.
+  const streamed = await bench.openQueue('stream-on', { ...agent, stream: true });
+  const plain = await bench.openQueue('stream-no', { ...agent, stream: false });
+  const http = await startHttpServer({ client: streamed.sessions, port: 0 });
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  try {
+    bench.progress(`streaming: ${turns} turns of ${ANSWER_TOKENS} tokens at ${RATE} tokens/s, read over SSE, and as many not streamed…`);
+    const readings: TurnReading[] = [];
+    const on: Array<{ events: number; bytes: number }> = [];
+    const off: Array<{ events: number; bytes: number }> = [];
+    for (let k = 0; k < turns; k++) {
+      const a = bench.id('stream-t');
+      const b = bench.id('stream-t');
+      readings.push(await readTurn(http, model, streamed.sessions, a));
+      await plain.sessions.start(b);
+      await turn(plain.sessions, b);
+      on.push(await historySize(streamed.sessions, a));
+      off.push(await historySize(plain.sessions, b));
+    }
+    const first = summarize(readings.map((r) => r.firstWordsMs));
+    const intact = readings.filter((r) => r.ordered && r.whole).length;
+    rows.push({
+      measurement: `first words at an SSE reader after the model sent them (${ANSWER_TOKENS}-token answer, ${RATE} tokens/s)`,
+      ours: pcts(first),
+      baseline: '—',
+      ratio: null,
+      target: `≤ ${FIRST_WORDS_TARGET_MS} ms p50 and p95`,
+      met: first.p50 <= FIRST_WORDS_TARGET_MS && first.p95 <= FIRST_WORDS_TARGET_MS,
+    });
+    rows.push({
+      measurement: 'turns whose every event came once, in order, and made the answer',
+      ours: `${intact} of ${turns}`,
+      baseline: `${int(summarize(readings.map((r) => r.events)).p50)} events a turn`,
+      ratio: null,
+      target: 'all',
+      met: intact === turns,
+    });
+    const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+    for (const field of ['events', 'bytes'] as const) {
+      const ours = mean(on.map((h) => h[field]));
+      const base = mean(off.map((h) => h[field]));
+      rows.push({
+        measurement: `the session's history ${field} per turn, streamed vs not streamed`,
+        ours: int(ours),
+        baseline: int(base),
+        ratio: ours / base,
+        target: `within ±${HISTORY_TOLERANCE * 100}%`,
+        met: Math.abs(ours / base - 1) <= HISTORY_TOLERANCE,
+      });
+    }
+
+    bench.progress(`streaming: todo_write latency on other sessions, quiet and while ${STREAMS_AT_ONCE} sessions stream (${rounds} rounds; the load in a process of its own)…`);
+    const load = await startLoadProcess(bench, 'stream-ld');
+    const quiet: number[] = [];
+    const loaded: number[] = [];
+    const minimum = bench.quick ? 50 : 200;
+    try {
+      for (let round = 0; round < rounds; round++) {
+        quiet.push(...(await writesUntil(load.sessions, bench, new Promise((resolve) => setTimeout(resolve, 5000)), minimum)));
+        const streaming = load.turns(STREAMS_AT_ONCE);
+        loaded.push(...(await writesUntil(load.sessions, bench, streaming, minimum)));
+        const { intact, of } = await streaming;
+        if (intact !== of) notes.push(`round ${round + 1}: ${of - intact} of ${of} streamed turns under load did not come whole and in order`);
+      }
+    } finally {
+      await load.stop();
+    }
+    const q = summarize(quiet);
+    const l = summarize(loaded);
+    rows.push({
+      measurement: `todo_write on other sessions while ${STREAMS_AT_ONCE} sessions stream, vs quiet`,
+      ours: pcts(l),
+      baseline: pcts(q),
+      ratio: l.p50 / q.p50,
+      target: `≤ ${LOAD_TARGET}× p50`,
+      met: l.p50 / q.p50 <= LOAD_TARGET,
+    });
+    const events = (h: Array<{ events: number }>): string => h.map((x) => x.events).join(', ');
+    notes.push(
+      `first words: p50 ${ms(first.p50)} ms, p95 ${ms(first.p95)} ms, max ${ms(first.max)} ms over ${turns} turns (the model's first token, stamped by the scripted model as it writes it, to the SSE reader's first text event; both in this process).`,
+      `history events of each turn, streamed: ${events(on)}; not streamed: ${events(off)} (they differ only in how events fell into workflow tasks, which timing decides).`,
+      `load: ${STREAMS_AT_ONCE} turns of ${ANSWER_TOKENS} tokens at ${RATE} tokens/s at once, each with an SSE reader, their worker, model and HTTP service in a process of their own; ${loaded.length} writes under load, ${quiet.length} quiet; p95 ratio ${(l.p95 / q.p95).toFixed(3)}.`,
+    );
+    return {
+      name: 'streaming',
+      title: `Streaming: the model's words to SSE readers (${ANSWER_TOKENS}-token answers at ${RATE} tokens/s)`,
+      rows,
+      figures: { rate: RATE, answerTokens: ANSWER_TOKENS, firstWordsMs: first, readings, history: { streamed: on, plain: off }, load: { quiet: q, loaded: l } },
+      notes,
+    };
+  } finally {
+    await http.close();
+    await Promise.allSettled([streamed.stop(), plain.stop()]);
+    await model.close();
+  }
+}
