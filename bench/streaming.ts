@@ -80,6 +80,8 @@ async function readTurn(http: HttpServer, model: ModelServer, sessions: SessionC
   const offsets: number[] = [];
   let answer: LiveAnswer | null = null;
   let firstWordsAt: number | undefined;
+  // A turn whose words stop coming fails the run rather than hanging it.
+  const timer = setTimeout(() => connection.close(), 5 * 60_000);
   for await (const event of connection.events) {
     if (event.id === null) continue;
     offsets.push(Number(event.id));
@@ -88,7 +90,9 @@ async function readTurn(http: HttpServer, model: ModelServer, sessions: SessionC
     answer = applyModelStreamEvent(answer, parsed);
     if (answer?.outcome !== undefined) break;
   }
+  clearTimeout(timer);
   connection.close();
+  if (answer?.outcome === undefined) throw new Error(`turn ${id}: the stream ended before the model call did`);
   await done;
   const request = model.requests().slice(before).find((r) => r.streamed && r.firstTokenAt !== null);
   if (request?.firstTokenAt === undefined || request.firstTokenAt === null || firstWordsAt === undefined) throw new Error(`turn ${id}: no streamed words were seen`);

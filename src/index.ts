@@ -5,7 +5,11 @@ export {
   SessionClosedError,
   SessionNotFoundError,
   TodoRejectedError,
+  readStream,
+  streamEnd,
   type StartResult,
+  type StreamEntry,
+  type StreamTarget,
   type TodoWriteOptions,
 } from './client';
 export {
@@ -61,6 +65,13 @@ export {
   type SessionSnapshot,
   type SessionState,
 } from './session';
+export {
+  applyModelStreamEvent,
+  parseModelStreamEvent,
+  streamWorkflowId,
+  type LiveAnswer,
+  type ModelStreamEvent,
+} from './session/model-stream';
 export {
   bundleSessionWorkflows,
   createWorker,

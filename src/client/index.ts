@@ -10,3 +10,15 @@ export {
   type TodoWriteOptions,
 } from './session-client';
 export { listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
+export {
+  DEFAULT_STREAM_BATCH_MS,
+  openStream,
+  readStream,
+  streamEnd,
+  streamPublisher,
+  type ReadStreamOptions,
+  type StreamEntry,
+  type StreamPublisher,
+  type StreamPublisherOptions,
+  type StreamTarget,
+} from './session-stream';
