@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SessionClient } from '../client';
 import { readStream, streamEnd, type StreamEntry, type StreamTarget } from '../client/session-stream';
 
@@ -60,7 +61,7 @@ export class StreamHub {
     return feed.add(start, listener);
   }
 
-  /** Ends every feed (their polls end with the connection). */
+  /** Ends every feed, cancelling the polls they have in flight. */
   close(): void {
     for (const feed of this.feeds.values()) feed.stop();
     this.feeds.clear();
@@ -84,7 +85,8 @@ class Feed {
   private caughtUp = false;
   /** Where the model call in progress began (its start or reset), if it has not ended. */
   private callFrom: number | undefined;
-  private stopped = false;
+  /** Aborted when the service stops: the poll in flight is cancelled, so nothing keeps the process alive. */
+  private readonly closing = new AbortController();
   finished = false;
 
   constructor(
@@ -104,7 +106,7 @@ class Feed {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.closing.abort();
   }
 
   /** Decides where `reader` begins, and sends it what is kept from there. */
@@ -146,13 +148,14 @@ class Feed {
   private async run(): Promise<void> {
     let delay = RETRY_MIN_MS;
     try {
-      while (!this.stopped) {
+      while (!this.closing.signal.aborted) {
         try {
           await this.read();
           return;
         } catch (error) {
+          if (this.closing.signal.aborted) return;
           for (const reader of this.readers) reader.listener.onProblem(error);
-          await new Promise((resolve) => setTimeout(resolve, delay));
+          await sleep(delay, undefined, { signal: this.closing.signal }).catch(() => undefined);
           delay = Math.min(delay * 2, RETRY_MAX_MS);
         }
       }
@@ -164,7 +167,7 @@ class Feed {
 
   /** Whether nobody reads this feed any more (it then stops at its next entry, or when the stream closes). */
   private unread(): boolean {
-    return this.stopped || this.readers.size === 0;
+    return this.closing.signal.aborted || this.readers.size === 0;
   }
 
   private async read(): Promise<void> {
@@ -177,7 +180,7 @@ class Feed {
       for (const reader of this.readers) this.place(reader);
     }
     const from = this.kept.length > 0 ? this.next : 0;
-    for await (const entry of readStream(this.target, from, { until: () => this.unread() })) {
+    for await (const entry of readStream(this.target, from, { until: () => this.unread(), signal: this.closing.signal })) {
       // Entries the stream no longer holds show as a jump in offsets, which each reader is told of.
       if (entry.kind === 'gap') continue;
       this.next = entry.offset + 1;

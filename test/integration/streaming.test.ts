@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { openSse, type SseEvent } from '../../bench/sse-client';
-import type { SessionClient } from '../../src/client';
+import { readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
+import { startHttpServer } from '../../src/http/server';
 import { historyEventsJson, type ExportedHistory } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
-import { STREAM_ID_SUFFIX, streamWorkflowId } from '../../src/session/model-stream';
+import { STREAM_ID_SUFFIX, streamWorkflowId, type ModelStreamEvent } from '../../src/session/model-stream';
 import type { TodoPolicy } from '../../src/todo';
 import { runCli, startTestBed, until, uniqueId, useTestBed } from '../helpers';
 
@@ -214,6 +216,62 @@ describe('streaming the model’s words', () => {
     assert.deepEqual((await bed.client.tree(sessionId)).children, []);
     await assert.rejects(bed.client.spawnSubagent(sessionId, { name: '~stream' }), /name must be 1-64 letters/);
     await assert.rejects(bed.client.start(`${sessionId}${STREAM_ID_SUFFIX}`), /cannot contain it/);
+  });
+
+  test('the stream passes the guards every route passes: no token, 401; a Host the service does not answer to, 421', async () => {
+    await bed.ready;
+    const sessionId = uniqueId('guarded');
+    await bed.client.start(sessionId);
+    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 'stream-token' });
+    try {
+      const path = `/sessions/${encodeURIComponent(sessionId)}/stream`;
+      const without = await openSse(guarded.url + path);
+      assert.equal(without.status, 401);
+      assert.equal(JSON.parse(without.body!).code, 'unauthorized');
+      const withToken = await openSse(guarded.url + path, { Authorization: 'Bearer stream-token' });
+      assert.equal(withToken.status, 200);
+      withToken.close();
+      const foreignHost = await new Promise<number>((resolve, reject) => {
+        const req = request(`${bed.http.url}${path}`, { headers: { Host: 'evil.example' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(foreignHost, 421);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  test('a stream left quiet closes, and the next one goes on from the offset where it ended: an old offset reads as a gap, never as other words', { timeout: 60_000 }, async () => {
+    await bed.ready;
+    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('quiet'), idleMs: 1000 };
+    const call = 'run/1';
+    const publisher = streamPublisher(target);
+    publisher.publish({ type: 'start', call, attempt: 1 }, true);
+    publisher.publish({ type: 'text', call, text: 'first life' }, true);
+    publisher.publish({ type: 'end', call, outcome: 'completed' }, true);
+    await publisher.close();
+    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
+    const closed = await until('the quiet stream to close', async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined), 30_000, { everyMs: 250 });
+    assert.equal(closed, true);
+    assert.deepEqual(await handle.result(), { nextOffset: 3 });
+    assert.equal(await streamEnd(target), 3, 'the next life begins where the last one ended');
+    const again = streamPublisher(target);
+    again.publish({ type: 'start', call: 'run/2', attempt: 1 }, true);
+    await again.close();
+    const stop = new AbortController();
+    const read: StreamEntry[] = [];
+    for await (const entry of readStream(target, 1, { signal: stop.signal })) {
+      read.push(entry);
+      if (entry.kind === 'event') stop.abort();
+    }
+    assert.deepEqual(read, [
+      { kind: 'gap', from: 1, to: 3 },
+      { kind: 'event', offset: 3, event: { type: 'start', call: 'run/2', attempt: 1 } satisfies ModelStreamEvent },
+    ]);
   });
 
   test('chat --stream prints the words as they come (the answer on stdout, a tool call’s name as soon as it is known); --no-stream prints what it always did', { timeout: 120_000 }, async () => {
