@@ -118,37 +118,81 @@ export interface StreamPublisher {
  */
 export function streamPublisher(target: StreamTarget, options: StreamPublisherOptions = {}): StreamPublisher {
   const batchMs = options.batchMs ?? DEFAULT_STREAM_BATCH_MS;
+  const maxRetryMs = options.maxRetryMs ?? 30_000;
   const real = target.client.workflow.getHandle(streamWorkflowId(target.sessionId));
   const handle: WorkflowHandle = {
     ...real,
     signal: (async (_name: unknown, input: PublishInput) => openStream(target, input)) as WorkflowHandle['signal'],
   };
-  // The library's own interval only backs up this one: every batch is handed over with a flush.
-  const publisher = new WorkflowStreamClient(handle, { batchInterval: batchMs * 10, maxRetryDuration: options.maxRetryMs ?? 30_000 });
+  // Batches are handed to the library one at a time and flushed: the library itself would send
+  // everything queued behind a slow signal as one signal, past gRPC's 4 MB message once the
+  // words come faster than signals go.
+  const publisher = new WorkflowStreamClient(handle, { batchInterval: 1000, maxRetryDuration: maxRetryMs });
   const topic = publisher.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC);
+  const ready: ModelStreamEvent[] = [];
   let held: ModelStreamEvent | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const handOver = (flush: boolean): void => {
+  let sending: Promise<void> | undefined;
+  let failure: unknown;
+  const send = (): Promise<void> =>
+    (sending ??= (async () => {
+      try {
+        while (ready.length > 0 && failure === undefined) {
+          let bytes = 0;
+          let count = 0;
+          while (count < ready.length && (count === 0 || bytes + entryBytes(ready[count]!) <= MAX_BATCH_BYTES)) bytes += entryBytes(ready[count++]!);
+          for (const event of ready.splice(0, count)) topic.publish(event);
+          await flushPatiently(publisher, maxRetryMs).catch((error: unknown) => (failure = error));
+        }
+      } finally {
+        sending = undefined;
+      }
+      if (ready.length > 0 && failure === undefined) await send();
+    })());
+  const handOver = (): void => {
     clearTimeout(timer);
     timer = undefined;
-    if (held !== undefined) topic.publish(held, { forceFlush: flush });
+    if (held !== undefined) ready.push(held);
     held = undefined;
+    void send();
   };
   return {
     publish(event, now = false) {
       if (held !== undefined && joins(held, event)) held = { ...held, text: held.text + (event as { text: string }).text };
       else {
-        if (held !== undefined) topic.publish(held);
+        if (held !== undefined) ready.push(held);
         held = event;
       }
-      if (now) handOver(true);
-      else timer ??= setTimeout(() => handOver(true), batchMs);
+      if (now) handOver();
+      else timer ??= setTimeout(handOver, batchMs);
     },
     async close() {
-      handOver(false);
+      handOver();
+      while (sending !== undefined) await sending;
       await publisher[Symbol.asyncDispose]();
+      if (failure !== undefined) throw failure;
     },
   };
+}
+
+/** The most a batch of entries may weigh (their JSON, base64 in the signal): far below gRPC's 4 MB and Temporal's 2 MB payload. */
+const MAX_BATCH_BYTES = 512 * 1024;
+
+function entryBytes(event: ModelStreamEvent): number {
+  return Math.ceil((Buffer.byteLength(JSON.stringify(event)) * 4) / 3) + 64;
+}
+
+/** Flushes, retrying a failed signal (same batch, same sequence: applied once) until the library gives it up. */
+async function flushPatiently(publisher: WorkflowStreamClient, maxRetryMs: number): Promise<void> {
+  const deadline = Date.now() + maxRetryMs + 1000;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+    try {
+      return await publisher.flush();
+    } catch (error) {
+      if (Date.now() > deadline || (error instanceof Error && error.name === 'FlushTimeoutError')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /** Whether `next` only adds to `held`'s text: more text of the same call, or more arguments of the same tool call, within an event's size. */

@@ -274,6 +274,38 @@ describe('streaming the model’s words', () => {
     ]);
   });
 
+  test('a stream that grows continues as new, carrying only its newest entries: older offsets read as a gap, the newest come whole and in order', { timeout: 180_000 }, async () => {
+    await bed.ready;
+    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('growing') };
+    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
+    // 6 MB of words: past the 4 MB at which Temporal suggests continuing as new.
+    const ENTRIES = 750;
+    const piece = (k: number): string => `${String(k).padStart(4, '0')} ${'w'.repeat(8 * 1024 - 5)}`;
+    const publisher = streamPublisher(target);
+    for (let k = 0; k < ENTRIES; k++) {
+      publisher.publish({ type: 'text', call: 'run/1', text: piece(k) }, true);
+      if (k % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await publisher.close();
+    const firstRun = (await bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId)).describe()).raw.workflowExecutionInfo?.firstRunId;
+    await until('the stream to continue as new', async () => ((await handle.describe()).runId !== firstRun ? true : undefined), 60_000, { everyMs: 500 });
+    assert.equal(await streamEnd(target), ENTRIES, 'offsets go on across runs');
+    const stop = new AbortController();
+    const read: StreamEntry[] = [];
+    for await (const entry of readStream(target, 0, { signal: stop.signal })) {
+      read.push(entry);
+      if (entry.kind === 'event' && entry.offset === ENTRIES - 1) stop.abort();
+    }
+    const [gap, ...kept] = read;
+    assert.equal(gap?.kind, 'gap');
+    const from = (gap as Extract<StreamEntry, { kind: 'gap' }>).to;
+    assert.ok(from > 0 && kept.length === ENTRIES - from && kept.length * 8 * 1024 <= 600 * 1024, `${kept.length} entries carried, from offset ${from}`);
+    assert.deepEqual(
+      kept.map((entry) => (entry.kind === 'event' && entry.event.type === 'text' ? [entry.offset, entry.event.text.slice(0, 4)] : entry)),
+      kept.map((_, k) => [from + k, String(from + k).padStart(4, '0')]),
+    );
+  });
+
   test('chat --stream prints the words as they come (the answer on stdout, a tool call’s name as soon as it is known); --no-stream prints what it always did', { timeout: 120_000 }, async () => {
     await bed.ready;
     const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
