@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openSse } from './sse-client';
 import { longAnswer, STREAM_LOAD_TASK } from './load/stream-load';
+import { cpuBetween, cpuSnapshot, findDevServerPid, processCpuSeconds, type CpuUse } from './load/usage';
 import { startHttpServer, type HttpServer } from '../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../src/model-server';
 import { SessionClient } from '../src/client';
@@ -118,8 +119,33 @@ async function writesUntil(sessions: SessionClient, bench: Bench, until: Promise
   return times;
 }
 
+/** The CPU used during one block: the machine's counters, and the load process's cores. */
+interface Usage {
+  cpu: CpuUse;
+  load: number | null;
+}
+
+/** Cores busy on average over `blocks`: the server, the load process (worker, model, HTTP service, readers), this process (the writing client), the rest of the machine. */
+function usageLine(blocks: readonly Usage[]): string {
+  const seconds = blocks.reduce((sum, block) => sum + block.cpu.seconds, 0);
+  const mean = (pick: (block: Usage) => number | null): string => {
+    if (blocks.some((block) => pick(block) === null)) return 'unknown';
+    return (blocks.reduce((sum, block) => sum + pick(block)! * block.cpu.seconds, 0) / seconds).toFixed(2);
+  };
+  const other = (block: Usage): number | null =>
+    block.cpu.machine === null || block.load === null ? null : Math.max(0, block.cpu.machine - block.cpu.worker - (block.cpu.server ?? 0) - block.load);
+  return (
+    `${mean((block) => block.cpu.machine)} of ${blocks[0]?.cpu.cores ?? '?'} cores busy over ${seconds.toFixed(0)} s: Temporal server ${mean((block) => block.cpu.server)}, ` +
+    `the load process (worker, model, HTTP service, readers) ${mean((block) => block.load)}, this process (the writing client) ${mean((block) => block.cpu.worker)}, ` +
+    `other work on the machine ${mean(other)}`
+  );
+}
+
 /** The load process: a worker (its agent on a streaming scripted model), the HTTP service and SSE readers, on a task queue of its own. */
-async function startLoadProcess(bench: Bench, prefix: string): Promise<{ sessions: SessionClient; turns(count: number): Promise<{ intact: number; of: number }>; stop(): Promise<void> }> {
+async function startLoadProcess(
+  bench: Bench,
+  prefix: string,
+): Promise<{ pid: number; sessions: SessionClient; turns(count: number): Promise<{ intact: number; of: number }>; stop(): Promise<void> }> {
   const taskQueue = bench.id(`bench-${prefix}`);
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'stream-load.ts')], {
     cwd: join(__dirname, '..'),
@@ -136,6 +162,7 @@ async function startLoadProcess(bench: Bench, prefix: string): Promise<{ session
   await next();
   const sessions = await SessionClient.connect({ address: bench.address, namespace: bench.namespace, taskQueue });
   return {
+    pid: child.pid!,
     sessions,
     async turns(count) {
       child.stdin.write(`${JSON.stringify({ turns: count })}\n`);
@@ -211,20 +238,31 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
 
     bench.progress(`streaming: todo_write latency on other sessions, quiet and while ${STREAMS_AT_ONCE} sessions stream (${rounds} rounds; the load in a process of its own)…`);
     const load = await startLoadProcess(bench, 'stream-ld');
+    const serverPid = bench.cliPath !== undefined ? findDevServerPid(bench.address) : undefined;
     const quiet: number[] = [];
     const loaded: number[] = [];
     const minimum = bench.quick ? 50 : 200;
+    const use: { quiet: Usage[]; loaded: Usage[] } = { quiet: [], loaded: [] };
+    const measured = async <T>(into: Usage[], work: () => Promise<T>): Promise<T> => {
+      const before = { cpu: cpuSnapshot(serverPid), load: processCpuSeconds(load.pid) };
+      const result = await work();
+      const cpu = cpuBetween(before.cpu, cpuSnapshot(serverPid));
+      const after = processCpuSeconds(load.pid);
+      into.push({ cpu, load: before.load === undefined || after === undefined ? null : (after - before.load) / cpu.seconds });
+      return result;
+    };
     try {
       for (let round = 0; round < rounds; round++) {
-        quiet.push(...(await writesUntil(load.sessions, bench, new Promise((resolve) => setTimeout(resolve, 5000)), minimum)));
+        quiet.push(...(await measured(use.quiet, () => writesUntil(load.sessions, bench, new Promise((resolve) => setTimeout(resolve, 5000)), minimum))));
         const streaming = load.turns(STREAMS_AT_ONCE);
-        loaded.push(...(await writesUntil(load.sessions, bench, streaming, minimum)));
+        loaded.push(...(await measured(use.loaded, () => writesUntil(load.sessions, bench, streaming, minimum))));
         const { intact, of } = await streaming;
         if (intact !== of) notes.push(`round ${round + 1}: ${of - intact} of ${of} streamed turns under load did not come whole and in order`);
       }
     } finally {
       await load.stop();
     }
+    notes.push(`CPU while nothing streams: ${usageLine(use.quiet)}`, `CPU while ${STREAMS_AT_ONCE} sessions stream: ${usageLine(use.loaded)}`);
     const q = summarize(quiet);
     const l = summarize(loaded);
     rows.push({
@@ -245,7 +283,7 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
       name: 'streaming',
       title: `Streaming: the model's words to SSE readers (${ANSWER_TOKENS}-token answers at ${RATE} tokens/s)`,
       rows,
-      figures: { rate: RATE, answerTokens: ANSWER_TOKENS, firstWordsMs: first, readings, history: { streamed: on, plain: off }, load: { quiet: q, loaded: l } },
+      figures: { rate: RATE, answerTokens: ANSWER_TOKENS, firstWordsMs: first, readings, history: { streamed: on, plain: off }, load: { quiet: q, loaded: l, cpu: use } },
       notes,
     };
   } finally {

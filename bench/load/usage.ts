@@ -115,6 +115,11 @@ function clockTicks(): number {
 }
 
 /** utime + stime (fields 14, 15) of a /proc stat file, in seconds. */
+/** CPU seconds (user and system, every thread) process `pid` has used so far, or `undefined` when it cannot be read. */
+export function processCpuSeconds(pid: number): number | undefined {
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
 function cpuSecondsOf(path: string): number | undefined {
   const fields = statFields(path);
   return fields === undefined ? undefined : (Number(fields.rest[11]) + Number(fields.rest[12])) / clockTicks();
