@@ -167,14 +167,14 @@ function callWords(sink: ModelWordSink | undefined, info: { workflowExecution?: 
     add(deltas) {
       for (const delta of deltas) {
         // The first words go at once (what a reader waits for), and so does a tool call's name; the rest with the batch.
-        sink.publish({ ...delta, call }, first || delta.type === 'tool');
+        sink.publish({ ...delta, call, attempt: info.attempt }, first || delta.type === 'tool');
         first = false;
       }
     },
     async end(outcome, finishReason) {
       if (ended) return;
       ended = true;
-      sink.publish({ type: 'end', call, outcome, ...(finishReason !== undefined ? { finishReason } : {}) }, true);
+      sink.publish({ type: 'end', call, attempt: info.attempt, outcome, ...(finishReason !== undefined ? { finishReason } : {}) }, true);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), WORDS_CLOSE_MS)));
       try {

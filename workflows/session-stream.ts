@@ -1,7 +1,7 @@
-import { allHandlersFinished, ApplicationFailure, condition, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { streamWorkflowId } from '../src/session/model-stream';
-import type { SessionStreamInput, SessionStreamResult } from './stream-messages';
+import { streamRangeQuery, type SessionStreamInput, type SessionStreamResult } from './stream-messages';
 
 /** A stream that received nothing for this long closes; the next model call (or reader) starts it again. */
 export const STREAM_IDLE_MS = 10 * 60_000;
@@ -36,10 +36,12 @@ export async function sessionStream(input: SessionStreamInput): Promise<SessionS
   const checked = checkStreamInput(input);
   const stream = new WorkflowStream(checked.state ?? { log: [], base_offset: checked.firstOffset ?? 0, publisher_sequences: {}, publisher_last_seen: {} });
   const idleMs = checked.idleMs ?? STREAM_IDLE_MS;
-  const nextOffset = (): number => {
+  const range = (): { first: number; next: number } => {
     const state = stream.getState();
-    return state.base_offset + state.log.length;
+    return { first: state.base_offset, next: state.base_offset + state.log.length };
   };
+  const nextOffset = (): number => range().next;
+  setHandler(streamRangeQuery, range);
   let seen = nextOffset();
   let quietSince = Date.now();
   for (;;) {

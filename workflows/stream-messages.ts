@@ -5,6 +5,7 @@
  * `__temporal_workflow_stream_offset` query), so any Temporal client can read a stream. Importing
  * this file does not import the workflow.
  */
+import { defineQuery } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 
 /** The workflow type of a session's stream. Listings select `agentSession`, so a stream is never listed or counted as a session. */
@@ -29,3 +30,12 @@ export interface SessionStreamInput {
 export interface SessionStreamResult {
   nextOffset: number;
 }
+
+/** Which offsets a stream holds: from `first` (older ones were truncated) up to `next` (excluded), the offset of the entry to come. */
+export interface StreamRange {
+  first: number;
+  next: number;
+}
+
+/** Query `stream_range`: the offsets the stream holds now, so a reader knows what it can still read and what is gone. */
+export const streamRangeQuery = defineQuery<StreamRange>('stream_range');

@@ -52,8 +52,11 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
   const say = (message: unknown): void => void process.stdout.write(`${JSON.stringify(message)}\n`);
   say({ ready: true });
 
+  const status = new Map<string, string>();
+  if (env.STREAM_LOAD_DEBUG === '1') setInterval(() => process.stderr.write(`${JSON.stringify([...status])}\n`), 10_000).unref();
   const streamedTurn = async (): Promise<boolean> => {
     const id = `stream-load-${randomUUID().slice(0, 8)}`;
+    status.set(id, 'starting');
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
     const sent = client.sendMessage(id, STREAM_LOAD_TASK);
@@ -63,10 +66,13 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
       if (event.id === null) continue;
       offsets.push(Number(event.id));
       live = applyModelStreamEvent(live, JSON.parse(event.data) as ModelStreamEvent);
+      status.set(id, `${event.event}@${event.id} ${live?.text.length ?? 'no answer'}`);
       if (live?.outcome !== undefined) break;
     }
     connection.close();
+    status.set(id, `read ${live?.outcome ?? 'unended'}`);
     await sent;
+    status.delete(id);
     return offsets.every((offset, k) => offset === offsets[0]! + k) && live?.outcome === 'completed' && live.text === answer;
   };
 

@@ -16,6 +16,7 @@ export {
   readStream,
   streamEnd,
   streamPublisher,
+  streamRange,
   type ReadStreamOptions,
   type StreamEntry,
   type StreamPublisher,

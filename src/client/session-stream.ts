@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { defaultPayloadConverter } from '@temporalio/common';
 import { WorkflowStreamClient, type PublishInput } from '@temporalio/workflow-streams/client';
 import { MAX_EVENT_TEXT, MODEL_STREAM_TOPIC, parseModelStreamEvent, streamWorkflowId, type ModelStreamEvent } from '../session/model-stream';
-import { SESSION_STREAM_WORKFLOW_TYPE, type SessionStreamInput, type SessionStreamResult } from '../../workflows/stream-messages';
+import { SESSION_STREAM_WORKFLOW_TYPE, streamRangeQuery, type SessionStreamInput, type SessionStreamResult, type StreamRange } from '../../workflows/stream-messages';
 import { withBusyRetry } from './transient-errors';
 
 /** The Workflow Streams publish signal: a batch of entries, deduplicated by publisher and sequence. */
@@ -76,12 +76,18 @@ function wholeOffset(result: SessionStreamResult | undefined): number {
 }
 
 /**
- * Where session `target.sessionId`'s stream stands: the offset its next entry will have
- * (starting the stream when none runs, so the answer holds for the words to come).
+ * Which offsets session `target.sessionId`'s stream holds now: from `first` (older entries are
+ * gone) up to `next`, the offset its next entry will have (starting the stream when none runs, so
+ * the answer holds for the words to come).
  */
-export async function streamEnd(target: StreamTarget): Promise<number> {
+export async function streamRange(target: StreamTarget): Promise<StreamRange> {
   await openStream(target);
-  return withBusyRetry(() => target.client.workflow.getHandle(streamWorkflowId(target.sessionId)).query<number>(OFFSET_QUERY));
+  return withBusyRetry(() => target.client.workflow.getHandle(streamWorkflowId(target.sessionId)).query(streamRangeQuery));
+}
+
+/** Where session `target.sessionId`'s stream stands: the offset its next entry will have (see {@link streamRange}). */
+export async function streamEnd(target: StreamTarget): Promise<number> {
+  return (await streamRange(target)).next;
 }
 
 /**
@@ -197,7 +203,7 @@ async function flushPatiently(publisher: WorkflowStreamClient, maxRetryMs: numbe
 
 /** Whether `next` only adds to `held`'s text: more text of the same call, or more arguments of the same tool call, within an event's size. */
 function joins(held: ModelStreamEvent, next: ModelStreamEvent): held is Extract<ModelStreamEvent, { text: string }> {
-  if (held.call !== next.call || held.type !== next.type) return false;
+  if (held.call !== next.call || held.attempt !== next.attempt || held.type !== next.type) return false;
   if (held.type === 'text' && next.type === 'text') return held.text.length + next.text.length <= MAX_EVENT_TEXT;
   if (held.type === 'arguments' && next.type === 'arguments') return held.index === next.index && held.text.length + next.text.length <= MAX_EVENT_TEXT;
   return false;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SessionClient } from '../client';
-import { readStream, streamEnd, type StreamEntry, type StreamTarget } from '../client/session-stream';
+import { readStream, streamRange, type StreamEntry, type StreamTarget } from '../client/session-stream';
 
 /** Where a reader begins: an offset, or `current` (the model call in progress, from its first word; else the next words). */
 export type StreamStart = number | 'current';
@@ -16,9 +16,6 @@ export interface StreamListener {
 
 /** Most entries a feed keeps for readers that join late or come back; older ones are a `gap` to them. */
 const KEPT_ENTRIES = 5000;
-
-/** How long a feed waits for the stream's kept entries before it takes the stream as holding none (a fresh, empty stream sends nothing). */
-const CATCH_UP_MS = 750;
 
 /** Pause before reading again after a failure, doubling up to the maximum. */
 const RETRY_MIN_MS = 500;
@@ -172,11 +169,11 @@ class Feed {
 
   private async read(): Promise<void> {
     if (this.end === undefined) {
-      this.end = await streamEnd(this.target);
-      this.next = this.end;
-      if (this.end === 0) this.catchUp();
-      // A stream that holds entries sends them at once; one that holds none sends nothing until its next words.
-      setTimeout(() => this.catchUp(), CATCH_UP_MS).unref();
+      const range = await streamRange(this.target);
+      this.end = range.next;
+      this.next = range.next;
+      // A stream that holds nothing sends nothing until its next words: there is nothing to catch up on.
+      if (range.first >= range.next) this.catchUp();
       for (const reader of this.readers) this.place(reader);
     }
     const from = this.kept.length > 0 ? this.next : 0;

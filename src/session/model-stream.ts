@@ -33,7 +33,9 @@ export type ModelCallOutcome = 'completed' | 'failed' | 'cancelled';
 
 /**
  * One event of a model call. `call` names the call (the session's run and the activity), the
- * same on every attempt of it.
+ * same on every attempt of it; `attempt` is the activity's attempt that wrote it (an earlier
+ * attempt, cut off by a timeout on a worker that still runs, may still write a little: readers
+ * pass its words over).
  * - `start`: the first attempt began; `reset`: a retried attempt began (after a crash, a timeout,
  *   a 5xx): drop what the earlier attempt wrote, its words start again;
  * - `text`: words of the answer, in order; `tool`: the model began tool call `index` (its name
@@ -43,10 +45,10 @@ export type ModelCallOutcome = 'completed' | 'failed' | 'cancelled';
 export type ModelStreamEvent =
   | { type: 'start'; call: string; attempt: number }
   | { type: 'reset'; call: string; attempt: number }
-  | { type: 'text'; call: string; text: string }
-  | { type: 'tool'; call: string; index: number; name: string; id?: string }
-  | { type: 'arguments'; call: string; index: number; text: string }
-  | { type: 'end'; call: string; outcome: ModelCallOutcome; finishReason?: string | null };
+  | { type: 'text'; call: string; attempt: number; text: string }
+  | { type: 'tool'; call: string; attempt: number; index: number; name: string; id?: string }
+  | { type: 'arguments'; call: string; attempt: number; index: number; text: string }
+  | { type: 'end'; call: string; attempt: number; outcome: ModelCallOutcome; finishReason?: string | null };
 
 /** The types of {@link ModelStreamEvent}, as their `type` (and their SSE `event:` name) says. */
 export const MODEL_STREAM_EVENT_TYPES = ['start', 'reset', 'text', 'tool', 'arguments', 'end'] as const;
@@ -71,23 +73,25 @@ export function parseModelStreamEvent(value: unknown): ModelStreamEvent | undefi
   if (typeof call !== 'string' || call === '' || call.length > 200) return undefined;
   const text = (field: unknown): field is string => typeof field === 'string' && field.length <= MAX_EVENT_TEXT;
   const count = (field: unknown, max: number): field is number => typeof field === 'number' && Number.isInteger(field) && field >= 0 && field < max;
+  const attempt = event.attempt;
+  if (!count(attempt, 1_000_000) || attempt < 1) return undefined;
   switch (event.type) {
     case 'start':
     case 'reset':
-      return count(event.attempt, 1_000_000) && event.attempt >= 1 ? { type: event.type, call, attempt: event.attempt } : undefined;
+      return { type: event.type, call, attempt };
     case 'text':
-      return text(event.text) ? { type: 'text', call, text: event.text } : undefined;
+      return text(event.text) ? { type: 'text', call, attempt, text: event.text } : undefined;
     case 'tool':
       if (!count(event.index, MAX_STREAMED_TOOL_CALLS) || typeof event.name !== 'string' || event.name.length > 200) return undefined;
       if (event.id !== undefined && (typeof event.id !== 'string' || event.id.length > 200)) return undefined;
-      return { type: 'tool', call, index: event.index, name: event.name, ...(event.id !== undefined ? { id: event.id as string } : {}) };
+      return { type: 'tool', call, attempt, index: event.index, name: event.name, ...(event.id !== undefined ? { id: event.id as string } : {}) };
     case 'arguments':
-      return count(event.index, MAX_STREAMED_TOOL_CALLS) && text(event.text) ? { type: 'arguments', call, index: event.index, text: event.text } : undefined;
+      return count(event.index, MAX_STREAMED_TOOL_CALLS) && text(event.text) ? { type: 'arguments', call, attempt, index: event.index, text: event.text } : undefined;
     case 'end': {
       if (typeof event.outcome !== 'string' || !OUTCOMES.includes(event.outcome)) return undefined;
       const finish = event.finishReason;
       if (finish !== undefined && finish !== null && (typeof finish !== 'string' || finish.length > 100)) return undefined;
-      return { type: 'end', call, outcome: event.outcome as ModelCallOutcome, ...(finish !== undefined ? { finishReason: finish as string | null } : {}) };
+      return { type: 'end', call, attempt, outcome: event.outcome as ModelCallOutcome, ...(finish !== undefined ? { finishReason: finish as string | null } : {}) };
     }
     default:
       return undefined;
@@ -115,9 +119,9 @@ export interface LiveAnswer {
 
 /**
  * The answer after `event`: `start` and `reset` begin a new one (a `reset` drops what the
- * earlier attempt wrote), the others add to the answer of their call. An event of another call
- * than the current one, other than its `start` or `reset`, finds no answer to add to and is
- * passed over (a reader that connected in the middle of a call sees it from its next attempt, or
+ * earlier attempt wrote), the others add to the answer of their call and attempt. An event of
+ * another call or attempt than the current one, other than a newer `start` or `reset`, finds no
+ * answer to add to and is passed over (a reader that connected in the middle of a call sees it from its next attempt, or
  * not at all; the durable answer is in the session either way).
  *
  * @example
@@ -125,8 +129,13 @@ export interface LiveAnswer {
  * for (const event of events) answer = applyModelStreamEvent(answer, event);
  */
 export function applyModelStreamEvent(current: LiveAnswer | null, event: ModelStreamEvent): LiveAnswer | null {
-  if (event.type === 'start' || event.type === 'reset') return { call: event.call, attempt: event.attempt, text: '', toolCalls: [] };
-  if (current === null || current.call !== event.call || current.outcome !== undefined) return current;
+  const sameCall = current !== null && current.call === event.call;
+  if (event.type === 'start' || event.type === 'reset') {
+    // A late start or reset of an attempt already superseded changes nothing.
+    if (sameCall && event.attempt < current.attempt) return current;
+    return { call: event.call, attempt: event.attempt, text: '', toolCalls: [] };
+  }
+  if (!sameCall || current.attempt !== event.attempt || current.outcome !== undefined) return current;
   switch (event.type) {
     case 'text':
       return { ...current, text: current.text + event.text };

@@ -251,8 +251,8 @@ describe('streaming the model’s words', () => {
     const call = 'run/1';
     const publisher = streamPublisher(target);
     publisher.publish({ type: 'start', call, attempt: 1 }, true);
-    publisher.publish({ type: 'text', call, text: 'first life' }, true);
-    publisher.publish({ type: 'end', call, outcome: 'completed' }, true);
+    publisher.publish({ type: 'text', call, attempt: 1, text: 'first life' }, true);
+    publisher.publish({ type: 'end', call, attempt: 1, outcome: 'completed' }, true);
     await publisher.close();
     const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
     const closed = await until('the quiet stream to close', async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined), 30_000, { everyMs: 250 });
@@ -283,7 +283,7 @@ describe('streaming the model’s words', () => {
     const piece = (k: number): string => `${String(k).padStart(4, '0')} ${'w'.repeat(8 * 1024 - 5)}`;
     const publisher = streamPublisher(target);
     for (let k = 0; k < ENTRIES; k++) {
-      publisher.publish({ type: 'text', call: 'run/1', text: piece(k) }, true);
+      publisher.publish({ type: 'text', call: 'run/1', attempt: 1, text: piece(k) }, true);
       if (k % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await publisher.close();

@@ -196,7 +196,7 @@ describe('callModel, streamed', () => {
     const sink = recordingSink();
     await new MockActivityEnvironment({ attempt: 2 }, { logger: new DefaultLogger('ERROR') }).run(modelCaller({ baseUrl: server.url, apiKey: () => KEY }, { words: () => sink }), input('Plan the work'));
     assert.deepEqual(sink.events[0], { type: 'reset', call: sink.events[0]!.call, attempt: 2 });
-    assert.equal(assembled([{ type: 'start', call: sink.events[0]!.call, attempt: 1 }, { type: 'text', call: sink.events[0]!.call, text: 'half an ans' }, ...sink.events])?.text, 'Planning.');
+    assert.equal(assembled([{ type: 'start', call: sink.events[0]!.call, attempt: 1 }, { type: 'text', call: sink.events[0]!.call, attempt: 1, text: 'half an ans' }, ...sink.events])?.text, 'Planning.');
   });
 
   test('an endpoint that refuses to stream is asked once more without streaming, and this caller never asks it streamed again', async () => {
@@ -236,7 +236,7 @@ describe('callModel, streamed', () => {
       assert.equal(failed.type, MODEL_UNAVAILABLE);
       assert.equal(failed.nonRetryable, false);
       assert.match(failed.message, /did not answer in time/);
-      assert.deepEqual(sink.events.at(-1), { type: 'end', call: sink.events[0]!.call, outcome: 'failed' });
+      assert.deepEqual(sink.events.at(-1), { type: 'end', call: sink.events[0]!.call, attempt: 1, outcome: 'failed' });
     } finally {
       await slow.close();
     }

@@ -9,13 +9,17 @@ const LIVE_CHARS = 20000;
 /**
  * The answer after `event` (`src/session/model-stream.ts` does the same for the CLI): `start`
  * and `reset` begin an answer (a reset drops what an earlier attempt wrote), `text`, `tool` and
- * `arguments` add to the answer of their call, `end` says how it ended. Events of another call,
- * or malformed ones, change nothing.
+ * `arguments` add to the answer of their call and attempt, `end` says how it ended. Events of
+ * another call or attempt, or malformed ones, change nothing.
  */
 export function applyStreamEvent(current, event) {
-  if (!event || typeof event !== 'object' || typeof event.call !== 'string') return current;
-  if (event.type === 'start' || event.type === 'reset') return { call: event.call, text: '', tools: [], outcome: null };
-  if (!current || current.call !== event.call || current.outcome) return current;
+  if (!event || typeof event !== 'object' || typeof event.call !== 'string' || !Number.isInteger(event.attempt)) return current;
+  const sameCall = current !== null && current.call === event.call;
+  if (event.type === 'start' || event.type === 'reset') {
+    if (sameCall && event.attempt < current.attempt) return current; // a late reset of an attempt already superseded
+    return { call: event.call, attempt: event.attempt, text: '', tools: [], outcome: null };
+  }
+  if (!sameCall || current.attempt !== event.attempt || current.outcome) return current;
   if (event.type === 'text' && typeof event.text === 'string') return { ...current, text: current.text + event.text };
   if (event.type === 'tool' && typeof event.name === 'string' && Number.isInteger(event.index)) {
     if (current.tools.some((tool) => tool.index === event.index)) return current;
