@@ -105,16 +105,17 @@ async function readTurn(http: HttpServer, model: ModelServer, sessions: SessionC
   };
 }
 
-/** `todo_write`s one after another on fresh sessions until `until` resolves (at least `min`); their latencies in ms. */
-async function writesUntil(sessions: SessionClient, bench: Bench, until: Promise<unknown>, min: number): Promise<number[]> {
+/** `todo_write`s one after another on a fresh session until `until` resolves; the latencies, in ms, of those that ended before it did. */
+async function writesUntil(sessions: SessionClient, bench: Bench, until: Promise<unknown>): Promise<number[]> {
   let over = false;
-  void until.finally(() => (over = true));
+  void until.finally(() => (over = true)).catch(() => undefined);
   const times: number[] = [];
   const id = bench.id('stream-w');
-  for (let step = 0; !over || times.length < min; step++) {
+  for (let step = 0; !over; step++) {
     const start = performance.now();
     await sessions.todoWrite(id, todoList(3, step));
-    times.push(performance.now() - start);
+    // A write that ends after the load is over measured a machine that was no longer loaded.
+    if (!over) times.push(performance.now() - start);
   }
   return times;
 }
@@ -155,9 +156,11 @@ async function startLoadProcess(
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<Record<string, unknown>> => {
-    const line = await lines.next();
-    if (line.done === true) throw new Error(`the streaming load process ended: ${stderr.slice(-2000)}`);
-    return JSON.parse(line.value) as Record<string, unknown>;
+    for (;;) {
+      const line = await lines.next();
+      if (line.done === true) throw new Error(`the streaming load process ended: ${stderr.slice(-2000)}`);
+      if (line.value.startsWith('{"')) return JSON.parse(line.value) as Record<string, unknown>;
+    }
   };
   await next();
   const sessions = await SessionClient.connect({ address: bench.address, namespace: bench.namespace, taskQueue });
@@ -241,7 +244,6 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
     const serverPid = bench.cliPath !== undefined ? findDevServerPid(bench.address) : undefined;
     const quiet: number[] = [];
     const loaded: number[] = [];
-    const minimum = bench.quick ? 50 : 200;
     const use: { quiet: Usage[]; loaded: Usage[] } = { quiet: [], loaded: [] };
     const measured = async <T>(into: Usage[], work: () => Promise<T>): Promise<T> => {
       const before = { cpu: cpuSnapshot(serverPid), load: processCpuSeconds(load.pid) };
@@ -253,9 +255,9 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
     };
     try {
       for (let round = 0; round < rounds; round++) {
-        quiet.push(...(await measured(use.quiet, () => writesUntil(load.sessions, bench, new Promise((resolve) => setTimeout(resolve, 5000)), minimum))));
+        quiet.push(...(await measured(use.quiet, () => writesUntil(load.sessions, bench, new Promise((resolve) => setTimeout(resolve, 5000))))));
         const streaming = load.turns(STREAMS_AT_ONCE);
-        loaded.push(...(await measured(use.loaded, () => writesUntil(load.sessions, bench, streaming, minimum))));
+        loaded.push(...(await measured(use.loaded, () => writesUntil(load.sessions, bench, streaming))));
         const { intact, of } = await streaming;
         if (intact !== of) notes.push(`round ${round + 1}: ${of - intact} of ${of} streamed turns under load did not come whole and in order`);
       }

@@ -7,7 +7,8 @@
  *
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_SESSIONS_TASK_QUEUE (as every client),
  *      STREAM_LOAD_RATE (tokens per second), STREAM_LOAD_TOKENS (tokens per answer).
- * Protocol: one JSON line on stdout `{"ready":true}` once the worker polls; then for each line
+ * Protocol: one JSON line on stdout `{"ready":true}` once the worker polls (a reader passes over
+ * any line that is not a JSON object); then for each line
  * `{"turns":N}` on stdin, N turns streamed at once, each read by an SSE reader, answered by
  * `{"done":{"intact":K,"of":N}}` (K: turns whose every event came once, in order, and made the
  * answer); `{"stop":true}` stops everything and exits.
@@ -21,6 +22,7 @@ import { startHttpServer } from '../../src/http/server';
 import { startModelServer } from '../../src/model-server';
 import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
 import { createWorker } from '../../src/worker';
+import { installRuntimeLogging } from '../../src/worker/runtime-logging';
 
 /** The task the scripted model answers with its long answer. */
 export const STREAM_LOAD_TASK = 'Write the long answer';
@@ -32,6 +34,8 @@ export function longAnswer(tokens: number): string {
 
 /** Runs the load process; resolves when told to stop. */
 export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
+  // Stdout carries the protocol: the worker's own log lines go nowhere.
+  installRuntimeLogging('ERROR');
   const settings = loadSettings(env);
   const rate = Number(env.STREAM_LOAD_RATE ?? 100);
   const answer = longAnswer(Number(env.STREAM_LOAD_TOKENS ?? 2000));
@@ -52,11 +56,8 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
   const say = (message: unknown): void => void process.stdout.write(`${JSON.stringify(message)}\n`);
   say({ ready: true });
 
-  const status = new Map<string, string>();
-  if (env.STREAM_LOAD_DEBUG === '1') setInterval(() => process.stderr.write(`${JSON.stringify([...status])}\n`), 10_000).unref();
   const streamedTurn = async (): Promise<boolean> => {
     const id = `stream-load-${randomUUID().slice(0, 8)}`;
-    status.set(id, 'starting');
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
     const sent = client.sendMessage(id, STREAM_LOAD_TASK);
@@ -66,13 +67,10 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
       if (event.id === null) continue;
       offsets.push(Number(event.id));
       live = applyModelStreamEvent(live, JSON.parse(event.data) as ModelStreamEvent);
-      status.set(id, `${event.event}@${event.id} ${live?.text.length ?? 'no answer'}`);
       if (live?.outcome !== undefined) break;
     }
     connection.close();
-    status.set(id, `read ${live?.outcome ?? 'unended'}`);
     await sent;
-    status.delete(id);
     return offsets.every((offset, k) => offset === offsets[0]! + k) && live?.outcome === 'completed' && live.text === answer;
   };
 
