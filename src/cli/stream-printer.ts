@@ -22,11 +22,14 @@ export class StreamPrinter {
   /** The text of the last call that ended complete. */
   private lastCompleted: string | undefined;
   private waiters: Array<() => void> = [];
+  /** Whether any event came: a worker that does not stream sends none, and then nothing is worth waiting for. */
+  private heard = false;
 
   constructor(private readonly output: PrinterOutput) {}
 
   /** Takes the next event of the stream. */
   take(event: ModelStreamEvent): void {
+    this.heard = true;
     const before = this.answer;
     const after = applyModelStreamEvent(before, event);
     if (after === before) return;
@@ -62,9 +65,11 @@ export class StreamPrinter {
 
   /**
    * Whether the turn's answer was printed whole as it streamed: waits up to `ms` for the call
-   * that wrote it to end, since the stream may lag the session by a moment.
+   * that wrote it to end, since the stream may lag the session by a moment (not at all when no
+   * word came during the turn: its worker does not stream).
    */
   async printed(answer: string, ms: number): Promise<boolean> {
+    if (!this.heard) return false;
     const deadline = Date.now() + ms;
     while (this.lastCompleted !== answer && Date.now() < deadline) {
       await new Promise<void>((resolve) => {

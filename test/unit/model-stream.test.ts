@@ -121,4 +121,10 @@ describe('chat’s printing of the words', () => {
     assert.equal(await ended, true);
     assert.deepEqual(written, ['out:Half an', 'out:\n', 'err:(the model call is being made again: its answer starts over)', 'out:Done.', 'out:\n']);
   });
+
+  test('with no word heard during the turn (a worker that does not stream), the answer is not waited for', { timeout: 30_000 }, async () => {
+    const { p } = printer();
+    // An hour to wait: only an answer that does not wait ends this test.
+    assert.equal(await p.printed('Done.', 3_600_000), false);
+  });
 });
