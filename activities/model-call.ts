@@ -145,8 +145,16 @@ export function modelCaller(endpoint: ModelEndpoint, options: ModelCallerOptions
       await words?.end('failed');
       throw modelFailure(error, baseURL, key);
     }
+    let answer: ModelAnswer;
+    try {
+      answer = answerOf(completion, baseURL, key);
+    } catch (error) {
+      // An answer the session cannot keep (too large, no choice) is no answer to readers either.
+      await words?.end('failed');
+      throw error;
+    }
     await words?.end('completed', completion.choices?.[0]?.finish_reason ?? null);
-    return answerOf(completion, baseURL, key);
+    return answer;
   };
 }
 
