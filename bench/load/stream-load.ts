@@ -80,6 +80,8 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     const results = await Promise.all(Array.from({ length: command.turns ?? 0 }, streamedTurn));
     say({ done: { intact: results.filter(Boolean).length, of: results.length } });
   }
+  // Told to stop, or its parent is gone (stdin closed): it never outlives the benchmark, even if the server went first.
+  setTimeout(() => process.exit(0), 15_000).unref();
   await http.close();
   await client.closeConnection();
   worker.shutdown();
