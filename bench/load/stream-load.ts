@@ -47,7 +47,7 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     allowParallelInProgress: false,
     temporal: settings.temporal,
     cacheDir: settings.paths.cacheDir,
-    agent: { baseUrl: model.url, apiKey: () => undefined, model: 'scripted-stream', nudge: false },
+    agent: { baseUrl: model.url, apiKey: () => undefined, model: 'scripted-stream', nudge: false, streamBatchMs: settings.agent.streamBatchMs },
   });
   const running = worker.run();
   await worker.registered();
