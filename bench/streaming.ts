@@ -11,12 +11,13 @@
  *   (`AGENT_SESSIONS_STREAM=false`), sessions and task queues named to the same length.
  * - Load: `todo_write` latency, from this process, on other sessions of a worker while 20 of its
  *   sessions stream at once (each with an SSE reader), against the same writes while nothing
- *   streams, blocks alternating in the same run. The worker, the model and the HTTP service with
- *   the readers run in a process of their own (`bench/load/stream-load.ts`), as a deployment runs
- *   them apart from its clients. Measured at the default batch interval (the target) and at
- *   1,000 ms, to show how the cost follows the number of batches.
+ *   streams, blocks alternating in the same run. The worker runs as `agent-sessions worker`, and the
+ *   model, the HTTP service and its readers in another process (`bench/load/stream-load.ts`), as a
+ *   deployment runs them apart from each other and from its clients. Measured at the default
+ *   batch interval (the target) and at 1,000 ms, to show how the cost follows the number of batches.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { temporal as proto } from '@temporalio/proto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openSse } from './sse-client';
@@ -69,9 +70,22 @@ async function turn(sessions: SessionClient, id: string): Promise<void> {
   }
 }
 
-async function historySize(sessions: SessionClient, id: string): Promise<{ events: number; bytes: number }> {
-  const description = await sessions.temporal.workflow.getHandle(id).describe();
-  return { events: description.historyLength, bytes: Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0) };
+/** Events that timing alone decides: how events fell into workflow tasks (and the search-attribute upsert each task makes), and when an activity was picked up. */
+const TIMING_EVENTS: ReadonlySet<number> = new Set([
+  proto.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  proto.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  proto.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+  proto.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+]);
+
+/** A session's history after its turn: its events, its bytes (Temporal's own count), and its own events (those timing does not decide). */
+async function historySize(sessions: SessionClient, id: string): Promise<{ events: number; bytes: number; own: number }> {
+  const handle = sessions.temporal.workflow.getHandle(id);
+  const description = await handle.describe();
+  const history = await handle.fetchHistory();
+  const own = (history.events ?? []).filter((event) => !TIMING_EVENTS.has(Number(event.eventType))).length;
+  return { events: description.historyLength, bytes: Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0), own };
 }
 
 /** One streamed turn read through the HTTP service: when its first words came, and whether every event came once and in order. */
@@ -123,13 +137,14 @@ async function writesUntil(sessions: SessionClient, bench: Bench, until: Promise
   return times;
 }
 
-/** The CPU used during one block: the machine's counters, and the load process's cores. */
+/** The CPU used during one block: the machine's counters, and the cores of the load's two processes. */
 interface Usage {
   cpu: CpuUse;
-  load: number | null;
+  worker: number | null;
+  drivers: number | null;
 }
 
-/** Cores busy on average over `blocks`: the server, the load process (worker, model, HTTP service, readers), this process (the writing client), the rest of the machine. */
+/** Cores busy on average over `blocks`: the server, the worker, the drivers (model, HTTP service, readers), this process (the writing client), the rest of the machine. */
 function usageLine(blocks: readonly Usage[]): string {
   const seconds = blocks.reduce((sum, block) => sum + block.cpu.seconds, 0);
   const mean = (pick: (block: Usage) => number | null): string => {
@@ -137,53 +152,96 @@ function usageLine(blocks: readonly Usage[]): string {
     return (blocks.reduce((sum, block) => sum + pick(block)! * block.cpu.seconds, 0) / seconds).toFixed(2);
   };
   const other = (block: Usage): number | null =>
-    block.cpu.machine === null || block.load === null ? null : Math.max(0, block.cpu.machine - block.cpu.worker - (block.cpu.server ?? 0) - block.load);
+    block.cpu.machine === null || block.worker === null || block.drivers === null
+      ? null
+      : Math.max(0, block.cpu.machine - block.cpu.worker - (block.cpu.server ?? 0) - block.worker - block.drivers);
   return (
     `${mean((block) => block.cpu.machine)} of ${blocks[0]?.cpu.cores ?? '?'} cores busy over ${seconds.toFixed(0)} s: Temporal server ${mean((block) => block.cpu.server)}, ` +
-    `the load process (worker, model, HTTP service, readers) ${mean((block) => block.load)}, this process (the writing client) ${mean((block) => block.cpu.worker)}, ` +
+    `the worker ${mean((block) => block.worker)}, the model, HTTP service and readers ${mean((block) => block.drivers)}, this process (the writing client) ${mean((block) => block.cpu.worker)}, ` +
     `other work on the machine ${mean(other)}`
   );
 }
 
-/** The load process: a worker (its agent on a streaming scripted model), the HTTP service and SSE readers, on a task queue of its own. */
-async function startLoadProcess(
-  bench: Bench,
-  prefix: string,
-  batchMs: number,
-): Promise<{ pid: number; sessions: SessionClient; turns(count: number): Promise<{ intact: number; of: number }>; stop(): Promise<void> }> {
+/** The load: the drivers' process (model, HTTP service, readers) and the worker's, on a task queue of their own. */
+interface LoadProcesses {
+  /** The pids of the drivers' process and of the worker's. */
+  drivers: number;
+  worker: number;
+  sessions: SessionClient;
+  turns(count: number): Promise<{ intact: number; of: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the drivers (`scripts/stream-load.ts`: the streaming model, the HTTP service and its SSE
+ * readers) and then `agent-sessions worker` on their model, words sent every `batchMs`.
+ */
+async function startLoadProcesses(bench: Bench, prefix: string, batchMs: number): Promise<LoadProcesses> {
+  const root = join(__dirname, '..');
   const taskQueue = bench.id(`bench-${prefix}`);
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'stream-load.ts')], {
-    cwd: join(__dirname, '..'),
-    env: { ...process.env, TEMPORAL_ADDRESS: bench.address, TEMPORAL_NAMESPACE: bench.namespace, AGENT_SESSIONS_TASK_QUEUE: taskQueue, STREAM_LOAD_RATE: String(RATE), STREAM_LOAD_TOKENS: String(ANSWER_TOKENS), AGENT_SESSIONS_STREAM_BATCH_MS: String(batchMs) },
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const next = async (): Promise<Record<string, unknown>> => {
-    for (;;) {
-      const line = await lines.next();
-      if (line.done === true) throw new Error(`the streaming load process ended: ${stderr.slice(-2000)}`);
-      if (line.value.startsWith('{"')) return JSON.parse(line.value) as Record<string, unknown>;
+  const env = { ...process.env, TEMPORAL_ADDRESS: bench.address, TEMPORAL_NAMESPACE: bench.namespace, AGENT_SESSIONS_TASK_QUEUE: taskQueue };
+  const children: ChildProcessWithoutNullStreams[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        await gone;
+        clearTimeout(timer);
+      }),
+    );
+  };
+  try {
+    const drivers = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'stream-load.ts')], {
+      cwd: root,
+      env: { ...env, STREAM_LOAD_RATE: String(RATE), STREAM_LOAD_TOKENS: String(ANSWER_TOKENS) },
+    });
+    children.push(drivers);
+    let stderr = '';
+    drivers.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const lines = createInterface({ input: drivers.stdout })[Symbol.asyncIterator]();
+    const next = async (): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const line = await lines.next();
+        if (line.done === true) throw new Error(`the streaming load process ended: ${stderr.slice(-2000)}`);
+        if (line.value.startsWith('{"')) return JSON.parse(line.value) as Record<string, unknown>;
+      }
+    };
+    const model = (await next()).model as string;
+    const worker = spawn(process.execPath, [join('bin', 'agent-sessions.js'), 'worker', '--allow-parallel-in-progress', 'false'], {
+      cwd: root,
+      // From the sources, as the rest of the bench runs: a stale build would measure other code.
+      env: { ...env, AGENT_SESSIONS_FROM_SOURCE: '1', OPENAI_BASE_URL: model, AGENT_SESSIONS_MODEL: 'scripted-stream', AGENT_SESSIONS_NUDGE: 'false', AGENT_SESSIONS_STREAM_BATCH_MS: String(batchMs) },
+    });
+    children.push(worker);
+    let said = '';
+    worker.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    worker.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    for (const deadline = Date.now() + 120_000; !/worker polling/.test(said); ) {
+      if (worker.exitCode !== null || Date.now() > deadline) throw new Error(`the load's worker did not start polling: ${said.slice(-2000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  };
-  await next();
-  const sessions = await SessionClient.connect({ address: bench.address, namespace: bench.namespace, taskQueue });
-  return {
-    pid: child.pid!,
-    sessions,
-    async turns(count) {
-      child.stdin.write(`${JSON.stringify({ turns: count })}\n`);
-      return (await next()).done as { intact: number; of: number };
-    },
-    async stop() {
-      await sessions.closeConnection();
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.stdin.write(`${JSON.stringify({ stop: true })}\n`);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await gone;
-      clearTimeout(timer);
-    },
-  };
+    const sessions = await SessionClient.connect({ address: bench.address, namespace: bench.namespace, taskQueue });
+    return {
+      drivers: drivers.pid!,
+      worker: worker.pid!,
+      sessions,
+      async turns(count) {
+        drivers.stdin.write(`${JSON.stringify({ turns: count })}\n`);
+        return (await next()).done as { intact: number; of: number };
+      },
+      async stop() {
+        await sessions.closeConnection();
+        drivers.stdin.write(`${JSON.stringify({ stop: true })}\n`);
+        await stopAll();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 }
 
 /** What one load phase measured. */
@@ -201,18 +259,20 @@ interface LoadFigures {
  * whose worker sends words every `batchMs`.
  */
 async function loadPhase(bench: Bench, batchMs: number, rounds: number): Promise<LoadFigures> {
-  const load = await startLoadProcess(bench, 'stream-ld', batchMs);
+  const load = await startLoadProcesses(bench, 'stream-ld', batchMs);
   const serverPid = bench.cliPath !== undefined ? findDevServerPid(bench.address) : undefined;
   const quiet: number[] = [];
   const loaded: number[] = [];
   const notes: string[] = [];
   const cpu: { quiet: Usage[]; loaded: Usage[] } = { quiet: [], loaded: [] };
   const measured = async <T>(into: Usage[], work: () => Promise<T>): Promise<T> => {
-    const before = { cpu: cpuSnapshot(serverPid), load: processCpuSeconds(load.pid) };
+    const seconds = (): { worker: number | undefined; drivers: number | undefined } => ({ worker: processCpuSeconds(load.worker), drivers: processCpuSeconds(load.drivers) });
+    const before = { cpu: cpuSnapshot(serverPid), ...seconds() };
     const result = await work();
     const used = cpuBetween(before.cpu, cpuSnapshot(serverPid));
-    const after = processCpuSeconds(load.pid);
-    into.push({ cpu: used, load: before.load === undefined || after === undefined ? null : (after - before.load) / used.seconds });
+    const after = seconds();
+    const cores = (a: number | undefined, b: number | undefined): number | null => (a === undefined || b === undefined ? null : (b - a) / used.seconds);
+    into.push({ cpu: used, worker: cores(before.worker, after.worker), drivers: cores(before.drivers, after.drivers) });
     return result;
   };
   try {
@@ -250,8 +310,8 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
   try {
     bench.progress(`streaming: ${turns} turns of ${ANSWER_TOKENS} tokens at ${RATE} tokens/s, read over SSE, and as many not streamed…`);
     const readings: TurnReading[] = [];
-    const on: Array<{ events: number; bytes: number }> = [];
-    const off: Array<{ events: number; bytes: number }> = [];
+    const on: Array<{ events: number; bytes: number; own: number }> = [];
+    const off: Array<{ events: number; bytes: number; own: number }> = [];
     for (let k = 0; k < turns; k++) {
       const a = bench.id('stream-t');
       const b = bench.id('stream-t');
@@ -280,11 +340,12 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
       met: intact === turns,
     });
     const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-    for (const field of ['events', 'bytes'] as const) {
+    for (const field of ['events', 'own', 'bytes'] as const) {
       const ours = mean(on.map((h) => h[field]));
       const base = mean(off.map((h) => h[field]));
+      const what = field === 'own' ? "events that are the session's doing (no workflow-task bookkeeping)" : field;
       rows.push({
-        measurement: `the session's history ${field} per turn, streamed vs not streamed`,
+        measurement: `the session's history ${what} per turn, streamed vs not streamed`,
         ours: int(ours),
         baseline: int(base),
         ratio: ours / base,

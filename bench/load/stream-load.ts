@@ -1,17 +1,17 @@
 /**
- * The load half of the streaming benchmark, in a process of its own (`scripts/stream-load.ts`):
- * a scripted model streaming at a fixed rate, a session worker whose agent calls it, and the HTTP
- * service, with SSE readers on the sessions it streams — what a deployment runs, apart from the
- * client whose latency the benchmark measures. Its work (the model's chunks, the readers' events)
- * then never shares an event loop with the measuring client.
+ * The load of the streaming benchmark, in a process of its own (`scripts/stream-load.ts`): a
+ * scripted model streaming at a fixed rate (the model a deployment calls over the network), and
+ * the HTTP service with SSE readers on the sessions that stream — everything but the worker
+ * (which runs as `agent-sessions worker`, a process of its own, as deployed) and the client whose
+ * latency the benchmark measures. Its work then shares an event loop with neither.
  *
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_SESSIONS_TASK_QUEUE (as every client),
  *      STREAM_LOAD_RATE (tokens per second), STREAM_LOAD_TOKENS (tokens per answer).
- * Protocol: one JSON line on stdout `{"ready":true}` once the worker polls (a reader passes over
- * any line that is not a JSON object); then for each line
- * `{"turns":N}` on stdin, N turns streamed at once, each read by an SSE reader, answered by
- * `{"done":{"intact":K,"of":N}}` (K: turns whose every event came once, in order, and made the
- * answer); `{"stop":true}` stops everything and exits.
+ * Protocol: one JSON line on stdout `{"ready":true,"model":URL}` once the model listens (a reader
+ * passes over any line that is not a JSON object); then for each line `{"turns":N}` on stdin, N
+ * turns streamed at once, each read by an SSE reader, answered by `{"done":{"intact":K,"of":N}}`
+ * (K: turns whose every event came once, in order, and made the answer); `{"stop":true}` stops
+ * everything and exits.
  */
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
@@ -21,8 +21,6 @@ import { loadSettings } from '../../src/config';
 import { startHttpServer } from '../../src/http/server';
 import { startModelServer } from '../../src/model-server';
 import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
-import { createWorker } from '../../src/worker';
-import { installRuntimeLogging } from '../../src/worker/runtime-logging';
 
 /** The task the scripted model answers with its long answer. */
 export const STREAM_LOAD_TASK = 'Write the long answer';
@@ -34,8 +32,6 @@ export function longAnswer(tokens: number): string {
 
 /** Runs the load process; resolves when told to stop. */
 export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
-  // Stdout carries the protocol: the worker's own log lines go nowhere.
-  installRuntimeLogging('ERROR');
   const settings = loadSettings(env);
   const rate = Number(env.STREAM_LOAD_RATE ?? 100);
   const answer = longAnswer(Number(env.STREAM_LOAD_TOKENS ?? 2000));
@@ -43,18 +39,10 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     script: { conversations: [{ name: 'long', match: { firstUserMessage: `^${STREAM_LOAD_TASK}$` }, steps: [{ respond: { content: answer } }] }] },
     streaming: { tokensPerSecond: rate },
   });
-  const worker = await createWorker({
-    allowParallelInProgress: false,
-    temporal: settings.temporal,
-    cacheDir: settings.paths.cacheDir,
-    agent: { baseUrl: model.url, apiKey: () => undefined, model: 'scripted-stream', nudge: false, streamBatchMs: settings.agent.streamBatchMs },
-  });
-  const running = worker.run();
-  await worker.registered();
   const client = await SessionClient.connect(settings.temporal);
   const http = await startHttpServer({ client, port: 0 });
   const say = (message: unknown): void => void process.stdout.write(`${JSON.stringify(message)}\n`);
-  say({ ready: true });
+  say({ ready: true, model: model.url });
 
   const streamedTurn = async (): Promise<boolean> => {
     const id = `stream-load-${randomUUID().slice(0, 8)}`;
@@ -84,7 +72,5 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
   setTimeout(() => process.exit(0), 15_000).unref();
   await http.close();
   await client.closeConnection();
-  worker.shutdown();
-  await running;
   await model.close();
 }
