@@ -2,6 +2,7 @@
  * A small Server-Sent Events reader over fetch, as a browser's EventSource reads (event, id,
  * data; comments skipped), for the benchmark and the tests of `GET /sessions/{id}/stream`.
  */
+import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../src/session/model-stream';
 
 /** One event as it was read, with when it arrived (performance.now()). */
 export interface SseEvent {
@@ -75,4 +76,47 @@ async function* parse(body: ReadableStream<Uint8Array>, signal: AbortSignal): As
   } finally {
     reader.releaseLock();
   }
+}
+
+/** What {@link readAnswer} read: the offsets of the events, in the order they came, and the answer they made. */
+export interface ReadAnswer {
+  offsets: number[];
+  answer: LiveAnswer | null;
+  /** When (Date.now()) the first text event came. */
+  firstTextAt?: number;
+  /** Whether every offset came once, in order, none missing. */
+  ordered: boolean;
+}
+
+/**
+ * Reads `connection` (a session's `/stream`) until a model call's answer ends (its `end`, of the
+ * attempt being shown: a `reset` starts the answer over), or until `done` says so, putting the
+ * events together as a reader shows them; `onEvent` sees each one. Throws when the stream ends
+ * first, or after `timeoutMs`.
+ */
+export async function readAnswer(
+  connection: SseConnection,
+  options: { timeoutMs?: number; onEvent?: (event: ModelStreamEvent, answer: LiveAnswer | null) => void; done?: (answer: LiveAnswer) => boolean } = {},
+): Promise<ReadAnswer> {
+  const done = options.done ?? ((answer: LiveAnswer) => answer.outcome !== undefined);
+  const timer = setTimeout(() => connection.close(), options.timeoutMs ?? 5 * 60_000);
+  const offsets: number[] = [];
+  let answer: LiveAnswer | null = null;
+  let firstTextAt: number | undefined;
+  try {
+    for await (const event of connection.events) {
+      if (event.id === null) continue;
+      offsets.push(Number(event.id));
+      const parsed = JSON.parse(event.data) as ModelStreamEvent;
+      if (parsed.type === 'text' && firstTextAt === undefined) firstTextAt = Date.now();
+      answer = applyModelStreamEvent(answer, parsed);
+      options.onEvent?.(parsed, answer);
+      if (answer !== null && done(answer)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    connection.close();
+  }
+  if (answer === null || !done(answer)) throw new Error(`the stream ended before the model call did (${offsets.length} events read)`);
+  return { offsets, answer, ordered: offsets.every((offset, k) => offset === offsets[0]! + k), ...(firstTextAt !== undefined ? { firstTextAt } : {}) };
 }

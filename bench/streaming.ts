@@ -20,13 +20,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { temporal as proto } from '@temporalio/proto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { openSse } from './sse-client';
+import { openSse, readAnswer } from './sse-client';
 import { longAnswer, STREAM_LOAD_TASK } from './load/stream-load';
 import { cpuBetween, cpuSnapshot, findDevServerPid, processCpuSeconds, type CpuUse } from './load/usage';
 import { startHttpServer, type HttpServer } from '../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../src/model-server';
 import { DEFAULT_STREAM_BATCH_MS, SessionClient } from '../src/client';
-import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../src/session/model-stream';
 import { int, ms, pcts, type MeasurementResult, type Row } from './report';
 import { todoList, type Bench } from './setup';
 import { summarize, type Summary } from './stats';
@@ -95,30 +94,15 @@ async function readTurn(http: HttpServer, model: ModelServer, sessions: SessionC
   if (connection.status !== 200) throw new Error(`GET /sessions/${id}/stream answered ${connection.status}: ${connection.body ?? ''}`);
   const before = model.requests().length;
   const done = turn(sessions, id);
-  const offsets: number[] = [];
-  let answer: LiveAnswer | null = null;
-  let firstWordsAt: number | undefined;
-  // A turn whose words stop coming fails the run rather than hanging it.
-  const timer = setTimeout(() => connection.close(), 5 * 60_000);
-  for await (const event of connection.events) {
-    if (event.id === null) continue;
-    offsets.push(Number(event.id));
-    const parsed = JSON.parse(event.data) as ModelStreamEvent;
-    if (parsed.type === 'text' && firstWordsAt === undefined) firstWordsAt = Date.now();
-    answer = applyModelStreamEvent(answer, parsed);
-    if (answer?.outcome !== undefined) break;
-  }
-  clearTimeout(timer);
-  connection.close();
-  if (answer?.outcome === undefined) throw new Error(`turn ${id}: the stream ended before the model call did`);
+  const read = await readAnswer(connection);
   await done;
   const request = model.requests().slice(before).find((r) => r.streamed && r.firstTokenAt !== null);
-  if (request?.firstTokenAt === undefined || request.firstTokenAt === null || firstWordsAt === undefined) throw new Error(`turn ${id}: no streamed words were seen`);
+  if (request?.firstTokenAt === undefined || request.firstTokenAt === null || read.firstTextAt === undefined) throw new Error(`turn ${id}: no streamed words were seen`);
   return {
-    firstWordsMs: firstWordsAt - Date.parse(request.firstTokenAt),
-    ordered: offsets.every((offset, k) => offset === offsets[0]! + k),
-    whole: answer?.outcome === 'completed' && answer.text === ANSWER,
-    events: offsets.length,
+    firstWordsMs: read.firstTextAt - Date.parse(request.firstTokenAt),
+    ordered: read.ordered,
+    whole: read.answer?.outcome === 'completed' && read.answer.text === ANSWER,
+    events: read.offsets.length,
   };
 }
 

@@ -15,12 +15,11 @@
  */
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { openSse } from '../sse-client';
+import { openSse, readAnswer } from '../sse-client';
 import { SessionClient } from '../../src/client/session-client';
 import { loadSettings } from '../../src/config';
 import { startHttpServer } from '../../src/http/server';
 import { startModelServer } from '../../src/model-server';
-import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
 
 /** The task the scripted model answers with its long answer. */
 export const STREAM_LOAD_TASK = 'Write the long answer';
@@ -49,17 +48,9 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
     const sent = client.sendMessage(id, STREAM_LOAD_TASK);
-    const offsets: number[] = [];
-    let live: LiveAnswer | null = null;
-    for await (const event of connection.events) {
-      if (event.id === null) continue;
-      offsets.push(Number(event.id));
-      live = applyModelStreamEvent(live, JSON.parse(event.data) as ModelStreamEvent);
-      if (live?.outcome !== undefined) break;
-    }
-    connection.close();
+    const read = await readAnswer(connection).catch(() => undefined);
     await sent;
-    return offsets.every((offset, k) => offset === offsets[0]! + k) && live?.outcome === 'completed' && live.text === answer;
+    return read !== undefined && read.ordered && read.answer?.outcome === 'completed' && read.answer.text === answer;
   };
 
   for await (const line of createInterface({ input: process.stdin })) {

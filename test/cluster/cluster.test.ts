@@ -17,9 +17,8 @@ import { CLUSTER_PORT_RANGE, clusterPorts } from '../../src/devserver/cluster-po
 import { findFreeClusterPort } from '../../src/devserver/throwaway-cluster';
 import { isProcessAlive } from '../../src/devserver/executables';
 import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
-import { openSse } from '../../bench/sse-client';
+import { openSse, readAnswer } from '../../bench/sse-client';
 import { startModelServer } from '../../src/model-server';
-import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
 import { ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
 
 /** The first start may build the server binaries with Go. */
@@ -123,17 +122,9 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
   const words = await openSse(`http://127.0.0.1:${httpPort}/sessions/cluster-live/stream`);
   assert.equal(words.status, 200);
   const chat = runCli(['chat', 'cluster-live', 'Say hello', '--no-stream']);
-  let live: LiveAnswer | null = null;
   let texts = 0;
-  for await (const event of words.events) {
-    if (event.id === null) continue;
-    const parsed = JSON.parse(event.data) as ModelStreamEvent;
-    if (parsed.type === 'text') texts++;
-    live = applyModelStreamEvent(live, parsed);
-    if (live?.outcome !== undefined) break;
-  }
-  words.close();
-  assert.equal(live?.text, greeting);
+  const streamed = await readAnswer(words, { onEvent: (event) => void (event.type === 'text' && texts++) });
+  assert.equal(streamed.answer?.text, greeting);
   assert.ok(texts > 1, 'the words came in pieces, as they were written');
   const chatted = await chat;
   assert.equal(chatted.code, 0, chatted.stderr);

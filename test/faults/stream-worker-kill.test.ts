@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { openSse } from '../../bench/sse-client';
+import { openSse, readAnswer } from '../../bench/sse-client';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
-import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
+import type { LiveAnswer, ModelStreamEvent } from '../../src/session/model-stream';
 import { connectClient, replaySession, temporalAddress, until, uniqueId } from '../helpers';
 import { killStrays, startWorkerProcess } from './fault-helpers';
 
@@ -50,15 +50,15 @@ test('a worker SIGKILLed while the model streams: readers get a reset and then t
   assert.equal(reading.status, 200);
   const events: ModelStreamEvent[] = [];
   let answer: LiveAnswer | null = null;
-  const done = (async () => {
-    for await (const event of reading.events) {
-      if (event.id === null) continue;
-      const parsed = JSON.parse(event.data) as ModelStreamEvent;
-      events.push(parsed);
-      answer = applyModelStreamEvent(answer, parsed);
-      if (parsed.type === 'end' && answer?.outcome === 'completed' && answer.text === EXPLANATION) return;
-    }
-  })();
+  const done = readAnswer(reading, {
+    timeoutMs: 150_000,
+    // The planning call ends first; the explanation is the one cut and made again.
+    done: (shown) => shown.outcome === 'completed' && shown.text === EXPLANATION,
+    onEvent: (event, shown) => {
+      events.push(event);
+      answer = shown;
+    },
+  });
 
   const sent = await client.sendMessage(sessionId, TASK);
   // Killed once the explanation is being written and a reader has some of it.
@@ -66,8 +66,9 @@ test('a worker SIGKILLed while the model streams: readers get a reset and then t
   await first.kill();
   const killedAt = Date.now();
   await startWorkerProcess(address, taskQueue, 60_000, env);
-  await done;
-  reading.close();
+  const read = await done;
+  assert.equal(read.answer?.text, EXPLANATION);
+  assert.equal(read.answer?.outcome, 'completed');
   t.diagnostic(`the whole answer reached the reader ${Date.now() - killedAt} ms after the kill`);
 
   const outcome = await until('the turn to end', async () => {
