@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Registry } from '../src/metrics/prom-client';
 import { SessionClient } from '../src/client/session-client';
+import { streamPublisher } from '../src/client/session-stream';
 import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError, type RequestRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
@@ -60,6 +61,8 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
     nudge: agent.nudge ?? AGENT_DEFAULTS.nudge,
     approveTools: [...(agent.approveTools ?? [])],
     ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
+    stream: agent.stream ?? AGENT_DEFAULTS.stream,
+    streamBatchMs: agent.streamBatchMs ?? AGENT_DEFAULTS.streamBatchMs,
   };
 }
 
@@ -85,11 +88,20 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     places: registry.places(),
   };
   const metrics = new AgentLoopMetrics(options.metrics ?? new Registry());
-  const callModel = modelCaller({
-    ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
-    apiKey: settings.apiKey,
-    ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
-  }, options.spans);
+  const callModel = modelCaller(
+    {
+      ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
+      apiKey: settings.apiKey,
+      ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
+      stream: settings.stream,
+    },
+    // The words go to the session's companion stream, never to the session's own history.
+    {
+      words: ({ sessionId }) =>
+        streamPublisher({ client: Context.current().client, taskQueue: Context.current().info.taskQueue, sessionId }, { batchMs: settings.streamBatchMs }),
+    },
+    options.spans,
+  );
   const spans = options.spans;
   const toolCall = <T extends ToolOutcome>(request: ToolCallRequest, run: (span: ToolSpan) => Promise<T>): Promise<T> =>
     spans !== undefined ? spans.toolCall(request, run) : run(UNTRACED_TOOL);

@@ -81,9 +81,12 @@ export interface AgentActivities {
    */
   releaseTarget(input: { sessionId: string }): Promise<{ move: boolean; runningBuild: string | null; current: string | null; ramping: string | null }>;
   /**
-   * Calls the model once. Heartbeats while the call is in flight, so a call on a worker that
-   * died is retried within seconds and an interrupt cancels it. 429, 5xx and timeouts are retried
-   * with backoff; any other 4xx fails with the server's message (type `ModelRequestRejected`).
+   * Calls the model once, streamed: its words go to the session's companion stream as they come
+   * (never to the session's history), and the result is the assembled answer, the same as
+   * without streaming. Heartbeats while the call is in flight, so a call on a worker that died is
+   * retried within seconds (its next attempt tells readers `reset`) and an interrupt cancels it.
+   * 429, 5xx and timeouts are retried with backoff; any other 4xx fails with the server's message
+   * (type `ModelRequestRejected`).
    */
   callModel(input: { sessionId: string; model: string; messages: ChatMessage[]; tools: ToolDefinition[] }): Promise<ModelAnswer>;
   /**

@@ -9,7 +9,8 @@
  *
  * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, tree, cli,
  * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes),
- * traces (todo_write and a chat turn with tracing unset and exported to a local collector; a worker's memory after 10,000 traced writes).
+ * traces (todo_write and a chat turn with tracing unset and exported to a local collector; a worker's memory after 10,000 traced writes),
+ * streaming (the model's words to SSE readers: first words, every word once, history per turn, writes while 20 sessions stream).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -27,6 +28,7 @@ import { machineInfo, renderTable, versions, writeResults, type MeasurementResul
 import { measureRelease } from './release';
 import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
+import { measureStreaming } from './streaming';
 import { measureThroughput } from './throughput';
 import { measureTree } from './tree';
 import { measureTraces } from './traces';
@@ -46,6 +48,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   release: measureRelease,
   scale: measureScale,
   traces: measureTraces,
+  streaming: measureStreaming,
 };
 
 interface BenchOptions {

@@ -50,7 +50,9 @@ const CLUSTER_SUITE = 'test/cluster';
  * registry) than on the dev server's SQLite — writes and rejections (with a foreign client, the
  * `temporal` CLI), the policy change, subagents, continue-as-new, idempotency, the HTTP API and
  * its security, search attributes and the listing (visibility queries, which SQL visibility
- * answers, not the dev server's SQLite), hostile clients, and the agent loop.
+ * answers, not the dev server's SQLite), hostile clients, the agent loop, and streaming (the
+ * companion stream's signals, long-poll updates and signal-with-start, and that a stream is never
+ * listed as a session).
  *
  * Left out, because the server is not what they test: `test/unit` and `test/replay` (no server,
  * or recorded histories replayed in the worker), `test/bad-input` (694 inputs refused by the
@@ -72,6 +74,7 @@ const CLUSTER_FILES = [
   'test/integration/listing.test.ts',
   'test/integration/hostile-clients.test.ts',
   'test/integration/agent-loop.test.ts',
+  'test/integration/streaming.test.ts',
 ];
 
 function testFilesIn(dirs: readonly string[]): string[] {

@@ -8,7 +8,11 @@ export {
   TodoRejectedError,
   type ForkAt,
   type ForkResult,
+  readStream,
+  streamEnd,
   type StartResult,
+  type StreamEntry,
+  type StreamTarget,
   type TodoWriteOptions,
 } from './client';
 export {
@@ -66,6 +70,13 @@ export {
   type SessionSnapshot,
   type SessionState,
 } from './session';
+export {
+  applyModelStreamEvent,
+  parseModelStreamEvent,
+  streamWorkflowId,
+  type LiveAnswer,
+  type ModelStreamEvent,
+} from './session/model-stream';
 export {
   bundleSessionWorkflows,
   createWorker,

@@ -1,2 +1,3 @@
 export { agentSession, releaseCheck } from './session';
 export { forkPoint } from './fork-point';
+export { sessionStream } from './session-stream';

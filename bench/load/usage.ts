@@ -115,6 +115,11 @@ function clockTicks(): number {
 }
 
 /** utime + stime (fields 14, 15) of a /proc stat file, in seconds. */
+/** CPU seconds (user and system, every thread) process `pid` has used so far, or `undefined` when it cannot be read. */
+export function processCpuSeconds(pid: number): number | undefined {
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
 function cpuSecondsOf(path: string): number | undefined {
   const fields = statFields(path);
   return fields === undefined ? undefined : (Number(fields.rest[11]) + Number(fields.rest[12])) / clockTicks();
@@ -138,8 +143,9 @@ function threadSeconds(pid: number | 'self'): Map<string, number> {
 }
 
 /**
- * The pid of the `temporal server start-dev` child of this process listening on `address`'s
- * port, or `undefined` (no /proc, or the server was not started by this process).
+ * The pid of the Temporal dev server this process started: its `temporal server start-dev`
+ * child listening on `address`'s port, or its `temporal-server … start` child; `undefined` when
+ * there is no /proc, or the server was not started by this process.
  */
 export function findDevServerPid(address: string): number | undefined {
   const port = address.split(':').pop() ?? '';
@@ -160,6 +166,8 @@ export function findDevServerPid(address: string): number | undefined {
     }
     const at = args.indexOf('--port');
     if (args.includes('start-dev') && at >= 0 && args[at + 1] === port) return Number(entry);
+    // The server built from the Go module proxy takes its ports from its configuration: the only one this process started is it.
+    if (/(^|\/)temporal-server[^/]*$/.test(args[0] ?? '') && args.includes('start')) return Number(entry);
   }
   return undefined;
 }

@@ -34,6 +34,8 @@ export class TurnFollower {
     private readonly sent: UserMessageResult,
     /** The text sent, to find where its turn starts in the conversation. */
     private readonly text: string,
+    /** Whether the model's words are shown as they stream: then its text before tool calls is not told again. */
+    private readonly streamed = false,
   ) {}
 
   /**
@@ -130,7 +132,7 @@ export class TurnFollower {
     for (const message of this.ownMessages(messages)) {
       if (message.role === 'assistant') {
         if ((message.tool_calls ?? []).length === 0) continue; // the final answer: printed on stdout at the end
-        if (message.content !== null && message.content.trim() !== '' && this.tell(`said:${message.tool_calls![0]!.id}`)) {
+        if (!this.streamed && message.content !== null && message.content.trim() !== '' && this.tell(`said:${message.tool_calls![0]!.id}`)) {
           lines.push(`assistant: ${shorten(message.content.replace(/\s+/g, ' ').trim(), LINE_CHARS)}`);
         }
         for (const call of message.tool_calls ?? []) if (this.tell(`call:${call.id}`)) lines.push(renderToolCall(call));
@@ -195,7 +197,7 @@ export type FollowResult = { ended: true; outcome: TurnOutcome } | { ended: fals
 /**
  * Follows the turn of message `sent` until it ends: polls the `session` query, fetches the
  * transcript again whenever `agent.revision` moved, and hands every line a {@link TurnFollower}
- * produces to `say`. Ends when the turn has ended, when the session closed before the message
+ * produces to `say` (`onStarted` is called once, when the turn is first seen started). Ends when the turn has ended, when the session closed before the message
  * got a turn, or when `signal` aborts (following stops; the turn itself goes on).
  */
 export async function followTurn(
@@ -204,14 +206,19 @@ export async function followTurn(
   sent: UserMessageResult,
   text: string,
   say: (line: string) => void,
-  options: { signal?: AbortSignal; pollMs?: number } = {},
+  options: { signal?: AbortSignal; pollMs?: number; streamed?: boolean; onStarted?: () => void } = {},
 ): Promise<FollowResult> {
-  const follower = new TurnFollower(sessionId, sent, text);
+  const follower = new TurnFollower(sessionId, sent, text, options.streamed === true);
+  let started = false;
   const pollMs = options.pollMs ?? 250;
   let revision: number | undefined;
   for (;;) {
     if (options.signal?.aborted) return { ended: false, why: 'stopped' };
     const snapshot = await client.session(sessionId);
+    if (!started && follower.turnStarted(snapshot)) {
+      started = true;
+      options.onStarted?.();
+    }
     const outcome = follower.outcome(snapshot);
     // Fetched after the snapshot, the transcript holds at least what the snapshot saw.
     const transcript = snapshot.agent.revision !== revision || outcome !== undefined ? await client.transcript(sessionId) : undefined;

@@ -10,6 +10,8 @@ interface ModelServerCommandOptions {
   port: number;
   host: string;
   apiKey?: string;
+  streaming: 'sse' | 'refuse' | 'json';
+  streamRate: number;
 }
 
 /**
@@ -28,6 +30,8 @@ export function addModelServerCommand(program: Command): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePortOrZero, MODEL_SERVER_DEFAULT_PORT)
     .option('--host <host>', 'address to bind (default 127.0.0.1; anything else exposes it)', '127.0.0.1')
     .option('--api-key <key>', 'require Authorization: Bearer <key> (default: any key is accepted)')
+    .option('--streaming <mode>', 'how a request with stream: true is answered: sse (Server-Sent Events chunks), refuse (a 400), json (plain JSON)', parseStreamingMode, 'sse' as const)
+    .option('--stream-rate <tokens-per-second>', 'pace of a streamed answer, in tokens (4 characters) per second; 0 sends them as fast as possible', parseRate, 0)
     .action(async (options: ModelServerCommandOptions) => runModelServer(options));
 }
 
@@ -42,6 +46,7 @@ async function runModelServer(options: ModelServerCommandOptions): Promise<void>
     port: options.port,
     host: options.host,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    streaming: { mode: options.streaming, tokensPerSecond: options.streamRate },
   });
   process.stderr.write(`${modelServerBanner(server)}\n`);
   await new Promise<void>((resolve) => {
@@ -60,4 +65,15 @@ function parsePortOrZero(value: string): number {
   const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(value)}`);
   return port;
+}
+
+function parseStreamingMode(value: string): 'sse' | 'refuse' | 'json' {
+  if (value === 'sse' || value === 'refuse' || value === 'json') return value;
+  throw new UsageError(`--streaming must be sse, refuse or json, got ${JSON.stringify(value)}`);
+}
+
+function parseRate(value: string): number {
+  const rate = /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+  if (!(rate >= 0 && rate <= 100_000)) throw new UsageError(`--stream-rate must be a number of tokens per second from 0 to 100000, got ${JSON.stringify(value)}`);
+  return rate;
 }

@@ -11,6 +11,9 @@ import type { TodoPolicy } from '../todo';
  */
 export const DEMO_ANSWER_DELAY_MS = 1200;
 
+/** How fast the demo's scripted model writes a streamed answer: slow enough to watch the words come. */
+export const DEMO_TOKENS_PER_SECOND = 30;
+
 /** The model `agent-sessions up` gives the worker, and what its startup output says about it. */
 export interface UpModel {
   /** The worker's agent settings: the environment's, or pointed at the scripted demo model. */
@@ -73,13 +76,13 @@ export async function upModel(agent: AgentSettings, policy: TodoPolicy): Promise
   }
   const { script, files } = demoScript(policy);
   const { startModelServer } = await import('../model-server');
-  const server: ModelServer = await startModelServer({ script, host: '127.0.0.1', port: 0 });
+  const server: ModelServer = await startModelServer({ script, host: '127.0.0.1', port: 0, streaming: { tokensPerSecond: DEMO_TOKENS_PER_SECOND } });
   const shown = files.map((file) => relative(process.cwd(), file) || file).join(' and ');
   return {
     // Any key is accepted by the scripted model; none is set, so none can leak.
     agent: { ...agent, baseUrl: server.url, apiKey: () => undefined, model: server.script.model },
     lines: [
-      `  Model: SCRIPTED DEMO, not a real model: answers come from ${shown} (at ${server.url}, one answer every ${DEMO_ANSWER_DELAY_MS / 1000} s)`,
+      `  Model: SCRIPTED DEMO, not a real model: answers come from ${shown} (at ${server.url}, one answer every ${DEMO_ANSWER_DELAY_MS / 1000} s, streamed at ${DEMO_TOKENS_PER_SECOND} tokens/s)`,
       `    it answers the first messages "${realMessage}"${policy.allowParallelInProgress ? ' and "Update the tests and the docs for the --verbose flag" (two subagents)' : ''}`,
       '    For a real model: OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-… AGENT_SESSIONS_MODEL=deepseek-chat npm start',
       '    (any OpenAI-compatible chat-completions endpoint; without OPENAI_BASE_URL, OpenAI\'s own)',

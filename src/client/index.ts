@@ -6,3 +6,16 @@ export { resolveForkPoint, type ForkAt } from './fork-point';
 export { SessionClient, type ForkResult, type SessionClientOptions, type StartResult, type TodoWriteOptions } from './session-client';
 export { childrenQuery, listChildren, listQuery, listSessions, type ListOptions, type SessionListing, type SessionPage } from './session-listing';
 export { TREE_PAGE_LIMIT, type SessionTree, type TreeOptions } from './session-tree';
+export {
+  DEFAULT_STREAM_BATCH_MS,
+  openStream,
+  readStream,
+  streamEnd,
+  streamPublisher,
+  streamRange,
+  type ReadStreamOptions,
+  type StreamEntry,
+  type StreamPublisher,
+  type StreamPublisherOptions,
+  type StreamTarget,
+} from './session-stream';

@@ -25,6 +25,10 @@ export interface AgentSettings {
   approveTools: string[];
   /** `AGENT_SESSIONS_WORKSPACE`: the folder file tools work in (absolute); absent means no file tools. */
   workspace?: string;
+  /** `AGENT_SESSIONS_STREAM`: ask the model for streamed answers and publish their words to the session's stream. */
+  stream: boolean;
+  /** `AGENT_SESSIONS_STREAM_BATCH_MS`: how long streamed words are gathered into one signal to the stream. */
+  streamBatchMs: number;
 }
 
 /** Defaults of the agent settings, as the README and `--help` state them. */
@@ -34,6 +38,8 @@ export const AGENT_DEFAULTS = Object.freeze({
   maxSteps: 25,
   maxContextChars: 100_000,
   nudge: true,
+  stream: true,
+  streamBatchMs: 200,
 });
 
 /** The smallest context the loop can work in: the tool definitions, the plan and one exchange. */
@@ -47,7 +53,8 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  *
  * @throws InvalidSettingError naming the variable: a base URL that is not http(s), an API key
  *   or model name with spaces or control characters, a step or context limit out of range,
- *   `AGENT_SESSIONS_NUDGE` other than true or false, a tool name OpenAI would refuse, a
+ *   `AGENT_SESSIONS_NUDGE` or `AGENT_SESSIONS_STREAM` other than true or false, a stream batch
+ *   interval out of range, a tool name OpenAI would refuse, a
  *   workspace that is not an existing folder.
  */
 export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): AgentSettings {
@@ -76,6 +83,9 @@ export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = proce
     nudge: booleanSetting('AGENT_SESSIONS_NUDGE', env.AGENT_SESSIONS_NUDGE) ?? AGENT_DEFAULTS.nudge,
     approveTools,
     ...(workspace !== undefined ? { workspace } : {}),
+    stream: booleanSetting('AGENT_SESSIONS_STREAM', env.AGENT_SESSIONS_STREAM) ?? AGENT_DEFAULTS.stream,
+    streamBatchMs:
+      integerSetting('AGENT_SESSIONS_STREAM_BATCH_MS', env.AGENT_SESSIONS_STREAM_BATCH_MS, { min: 10, max: 10_000 }, 'milliseconds') ?? AGENT_DEFAULTS.streamBatchMs,
   };
 }
 

@@ -14,10 +14,12 @@ import { agentRoutes } from './routes/agent';
 import { metricsRoutes } from './routes/metrics';
 import { forkRoutes } from './routes/fork';
 import { sessionEventRoutes } from './routes/session-events';
+import { sessionStreamRoutes } from './routes/session-stream';
 import { sessionRoutes } from './routes/sessions';
 import { systemRoutes } from './routes/system';
 import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
+import { StreamHub } from './stream-hub';
 import { temporalCalls } from './temporal-calls';
 import { refuseInvalid } from './validation';
 import { traceChanges } from './request-tracing';
@@ -70,14 +72,15 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * The HTTP API and dashboard over a {@link SessionClient}: every session operation, a live
- * event stream per session, the tool definition, and an OpenAPI 3.1 document generated from the
+ * event stream per session, the stream of its model's words, the tool definition, and an OpenAPI 3.1 document generated from the
  * very route declarations that validate the requests (`routes/`). Errors are JSON
  * `{ "error": …, "code": … }`, mapped in one place (`http-errors.ts`).
  */
-export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hosts: AllowedHosts } {
+export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hub: StreamHub; hosts: AllowedHosts } {
   const { client } = options;
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const reader = new SessionReader(client, options.pollMs, timeout);
+  const hub = new StreamHub(client);
   const calls = temporalCalls(client, timeout);
   const schemas = apiSchemas();
   const STATIC_FILES = staticFiles();
@@ -133,7 +136,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   forkRoutes(app, { client, schemas });
   sessionEventRoutes(app, { reader, schemas });
   metricsRoutes(app, registry);
-  return { app, reader, hosts };
+  sessionStreamRoutes(app, { reader, hub, schemas });
+  return { app, reader, hub, hosts };
 }
 
 /** Where the dashboard's files are: next to this module in the sources, copied there by the build. */

@@ -60,7 +60,7 @@ export function guardRequests(app: OpenAPIHono, guards: RequestGuards): void {
   });
 
   if (corsOrigins.length > 0) {
-    app.use('*', cors({ origin: [...corsOrigins], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match'], exposeHeaders: ['ETag', 'X-Next-Page-Token'] }));
+    app.use('*', cors({ origin: [...corsOrigins], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'Last-Event-ID'], exposeHeaders: ['ETag', 'X-Next-Page-Token'] }));
   }
 
   app.use('*', async (c, next) => {

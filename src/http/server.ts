@@ -18,7 +18,7 @@ export interface HttpServer {
  * @throws InvalidSettingError for a malformed `allowedHosts` entry or token.
  */
 export async function startHttpServer(options: HttpAppOptions & { port?: number; host?: string }): Promise<HttpServer> {
-  const { app, reader, hosts } = createHttpApp(options);
+  const { app, reader, hub, hosts } = createHttpApp(options);
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 8080, hostname: host }, (info: AddressInfo) => {
@@ -30,6 +30,7 @@ export async function startHttpServer(options: HttpAppOptions & { port?: number;
         close: () =>
           new Promise<void>((done) => {
             reader.close();
+            hub.close();
             if ('closeAllConnections' in server) (server as { closeAllConnections(): void }).closeAllConnections();
             server.close(() => done());
           }),

@@ -20,6 +20,8 @@ export interface ChatRequest {
   /** The names of the function tools offered in `tools`. */
   toolNames: string[];
   stream: boolean;
+  /** `stream_options.include_usage`: a streamed answer ends with a chunk carrying the usage. */
+  includeUsage: boolean;
   /** Length of the JSON of `messages`, the base of the prompt's token count. */
   promptChars: number;
 }
@@ -49,6 +51,7 @@ const requestSchema = z.looseObject({
     .nullable()
     .optional(),
   stream: z.boolean().nullable().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
 });
 
 /**
@@ -76,6 +79,7 @@ export function parseChatRequest(body: unknown): { ok: true; request: ChatReques
       })),
       toolNames: (data.tools ?? []).flatMap((tool) => (tool.function !== undefined ? [tool.function.name] : [])),
       stream: data.stream === true,
+      includeUsage: data.stream_options?.include_usage === true,
       promptChars: JSON.stringify(data.messages).length,
     },
   };

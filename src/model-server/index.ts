@@ -22,4 +22,5 @@ export {
   type ScriptToolCall,
   type StepExpectation,
 } from './script';
+export { completionChunks, type PacedChunk, type StreamingOptions } from './sse-answer';
 export { answerStep, routeRequest, type RefusedRequest, type RoutedRequest, type ScriptedAnswer } from './scripted-model';

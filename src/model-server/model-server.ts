@@ -1,11 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { InvalidSettingError } from '../client/errors';
 import { openAIError } from './openai-error';
 import { RequestLog, type ModelRequestRecord } from './request-log';
 import { isModelScript, loadScriptFile, parseScript, type ModelScript, type ScriptJson } from './script';
 import { answerStep, routeRequest, type ScriptedAnswer } from './scripted-model';
+import { completionChunks, type StreamingOptions } from './sse-answer';
 
 /** Thrown when the scripted model cannot listen where it was asked to (a port in use, an unknown address). */
 export class ModelServerListenError extends InvalidSettingError {
@@ -25,6 +27,8 @@ export type ModelServerOptions = (
   apiKey?: string;
   /** Largest request body, in bytes (8 MiB by default). */
   maxBodyBytes?: number;
+  /** How a request with `stream: true` is answered: Server-Sent Events at a pace (the default, as fast as possible), refused, or plain JSON. */
+  streaming?: StreamingOptions;
 };
 
 /** A running scripted model. */
@@ -75,6 +79,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     expectedAuth: options.apiKey === undefined ? undefined : digest(`Bearer ${options.apiKey}`),
     loopbackOnly: isLoopback(host),
     host,
+    streaming: checkStreaming(options.streaming ?? {}),
   };
   const server = createServer((req, res) => {
     handle(context, req, res).catch((error: unknown) => {
@@ -106,6 +111,7 @@ interface Context {
   expectedAuth: Buffer | undefined;
   loopbackOnly: boolean;
   host: string;
+  streaming: Required<StreamingOptions>;
 }
 
 async function handle(context: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -188,7 +194,7 @@ async function chatCompletion(context: Context, req: IncomingMessage, res: Serve
   } catch (error) {
     return answer(400, openAIError(400, `We could not parse the JSON body of your request: ${(error as Error).message}`, 'invalid_json'));
   }
-  const routed = routeRequest(context.script, body);
+  const routed = routeRequest(context.script, body, { refuseStreaming: context.streaming.mode === 'refuse' });
   let scripted: ScriptedAnswer;
   if (routed.ok) {
     const attempt = log.attempt(routed.conversation.name, routed.step.index);
@@ -196,7 +202,8 @@ async function chatCompletion(context: Context, req: IncomingMessage, res: Serve
   } else {
     scripted = { conversation: routed.conversation, step: routed.step, status: routed.status, body: routed.body, headers: {}, delayMs: 0 };
   }
-  log.update(record, { conversation: scripted.conversation, step: scripted.step, status: scripted.status });
+  const stream = typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
+  log.update(record, { conversation: scripted.conversation, step: scripted.step, status: scripted.status, stream });
   if (scripted.delayMs > 0) {
     try {
       await sleep(scripted.delayMs, undefined, { signal: gone.signal });
@@ -204,7 +211,62 @@ async function chatCompletion(context: Context, req: IncomingMessage, res: Serve
       return; // the client went away while the answer was being "thought"; the close handler logged it
     }
   }
+  if (routed.ok && routed.request.stream && context.streaming.mode === 'sse' && scripted.status === 200) {
+    log.update(record, { status: 200, streamed: true });
+    return streamAnswer(res, scripted.body as ChatCompletion, { ...context.streaming, includeUsage: routed.request.includeUsage, record, log, gone: gone.signal });
+  }
   answer(scripted.status, scripted.body, scripted.headers);
+}
+
+/**
+ * Writes `completion` as Server-Sent Events chunks (see {@link completionChunks}), each token
+ * `1 / tokensPerSecond` seconds after the one before, then `data: [DONE]`. Stops when the client
+ * goes away (the close handler logs the request as not completed).
+ */
+async function streamAnswer(
+  res: ServerResponse,
+  completion: ChatCompletion,
+  options: Required<StreamingOptions> & { includeUsage: boolean; record: ModelRequestRecord; log: RequestLog; gone: AbortSignal },
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.flushHeaders();
+  const gapMs = options.tokensPerSecond > 0 ? 1000 / options.tokensPerSecond : 0;
+  const start = performance.now();
+  let tokens = 0;
+  for (const { chunk, token } of completionChunks(completion, options)) {
+    if (token) {
+      // A fixed pace from the first token: the n-th goes n gaps after it, however long each write took.
+      const due = start + tokens * gapMs;
+      const wait = due - performance.now();
+      if (wait > 0) {
+        try {
+          await sleep(wait, undefined, { signal: options.gone });
+        } catch {
+          return;
+        }
+      }
+      if (tokens === 0) options.log.update(options.record, { firstTokenAt: new Date().toISOString() });
+      tokens++;
+    }
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+  res.end('data: [DONE]\n\n');
+}
+
+/** The streaming options with their defaults, checked. */
+function checkStreaming(options: StreamingOptions): Required<StreamingOptions> {
+  const mode = options.mode ?? 'sse';
+  if (mode !== 'sse' && mode !== 'refuse' && mode !== 'json') throw new InvalidSettingError(`streaming.mode must be sse, refuse or json, got ${JSON.stringify(mode)}`);
+  const tokensPerSecond = options.tokensPerSecond ?? 0;
+  if (!(Number.isFinite(tokensPerSecond) && tokensPerSecond >= 0 && tokensPerSecond <= 100_000)) {
+    throw new InvalidSettingError(`the streaming rate must be a number of tokens per second from 0 (as fast as possible) to 100000, got ${JSON.stringify(tokensPerSecond)}`);
+  }
+  const tokenChars = options.tokenChars ?? 4;
+  if (!(Number.isInteger(tokenChars) && tokenChars >= 1 && tokenChars <= 1000)) {
+    throw new InvalidSettingError(`streaming.tokenChars must be a whole number from 1 to 1000, got ${JSON.stringify(tokenChars)}`);
+  }
+  return { mode, tokensPerSecond, tokenChars };
 }
 
 /** Host and Authorization checks, shared by every route. */

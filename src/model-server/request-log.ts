@@ -13,6 +13,12 @@ export interface ModelRequestRecord {
   inFlight: boolean;
   /** The whole answer was written before the socket closed. */
   completed: boolean;
+  /** The request asked for a streamed answer (`stream: true`). */
+  stream: boolean;
+  /** The answer went out as Server-Sent Events chunks. */
+  streamed: boolean;
+  /** When the first token of a streamed answer was written (ISO 8601, to the millisecond); null before, or for an answer not streamed. */
+  firstTokenAt: string | null;
 }
 
 /** How many records are kept: the oldest go first, `seq` keeps counting. */
@@ -45,6 +51,9 @@ export class RequestLog {
       status: 0,
       inFlight: true,
       completed: false,
+      stream: false,
+      streamed: false,
+      firstTokenAt: null,
     };
     this.records.push(record);
     if (this.records.length > KEPT) this.records.shift();

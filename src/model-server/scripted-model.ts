@@ -39,11 +39,12 @@ const QUOTED = 200;
  * message, and in it the step numbered by the assistant messages already in `messages`. Then
  * checks the step's `expect`.
  *
- * Refuses with 400 a malformed request, `stream: true`, a request no conversation matches, a step
- * past the end of its conversation, and a failed expectation, each with a message naming the
- * script, the conversation, the step, what was expected and what came.
+ * Refuses with 400 a malformed request, `stream: true` when `refuseStreaming` (a model that does
+ * not stream), a request no conversation matches, a step past the end of its conversation, and a
+ * failed expectation, each with a message naming the script, the conversation, the step, what was
+ * expected and what came.
  */
-export function routeRequest(script: ModelScript, body: unknown): RoutedRequest | RefusedRequest {
+export function routeRequest(script: ModelScript, body: unknown, options: { refuseStreaming?: boolean } = {}): RoutedRequest | RefusedRequest {
   const refuse = (message: string, code: string, conversation: string | null = null, step: number | null = null): RefusedRequest => ({
     ok: false,
     conversation,
@@ -54,7 +55,9 @@ export function routeRequest(script: ModelScript, body: unknown): RoutedRequest 
   const parsed = parseChatRequest(body);
   if (!parsed.ok) return refuse(parsed.message, 'invalid_request');
   const request = parsed.request;
-  if (request.stream) return refuse('this scripted model does not stream: send the request without "stream": true', 'stream_unsupported');
+  if (request.stream && options.refuseStreaming === true) {
+    return refuse('this scripted model does not stream (it was started refusing to): send the request without "stream": true', 'stream_unsupported');
+  }
 
   const firstUser = request.messages.find((m) => m.role === 'user');
   const conversation = firstUser === undefined ? undefined : script.conversations.find((c) => c.match.firstUserMessage.test(firstUser.text));

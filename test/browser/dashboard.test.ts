@@ -37,7 +37,8 @@ before(async () => {
   skipReason = await ensureChromium();
   if (skipReason !== undefined) return;
   // The agent loop's model is scripted (test/fixtures/agent-script.ts); read_file waits for a person.
-  model = await startModelServer({ script: withHostileConversation(agentTestScript()) });
+  // Streamed at a pace a person can watch, so the growing answer can be seen growing.
+  model = await startModelServer({ script: withStory(withHostileConversation(agentTestScript())), streaming: { tokensPerSecond: 40 } });
   worker = await startWorker(policy, taskQueue, { agent: { baseUrl: model.url, apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT } });
   client = await connectClient(taskQueue);
   server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy });
@@ -88,6 +89,16 @@ function withHostileConversation(script: ScriptJson): ScriptJson {
       },
     ],
   };
+}
+
+/** A long answer (almost two seconds of words at 40 tokens a second), to watch the conversation grow. */
+const STORY = Object.freeze({
+  message: 'Tell me how the release went',
+  answer: 'The release went out on Tuesday. The invoice export shipped behind a flag, the migrations ran in four minutes, and nobody was paged. '.repeat(2).trim(),
+});
+
+function withStory(script: ScriptJson): ScriptJson {
+  return { ...script, conversations: [...script.conversations, { name: 'story', match: { firstUserMessage: `^${STORY.message}$` }, steps: [{ respond: { content: STORY.answer } }] }] };
 }
 
 /** Skips the test (with the reason) when Chromium could not be had; else the running parts. */
@@ -657,6 +668,32 @@ describe('the live dashboard', () => {
     await row.locator('.child-expand').click();
     assert.equal(await row.locator('.child-todos').count(), 0);
     await eventually(async () => assert.equal(await row.locator('.child-working').textContent(), 'In progress: Port the parser'));
+    assertCleanPage(seen);
+  });
+
+  test('the conversation shows the answer growing as the model writes it, and the recorded message in its place once the step ends', { timeout: 90_000 }, async (t) => {
+    const parts = ready(t);
+    if (parts === undefined) return;
+    const { page, seen } = await openLiveSession(parts, 'words');
+    // Every text the growing answer shows, as the page draws it (sampling from here could miss the steps).
+    await page.evaluate(`(() => {
+      const views = (window.__views = []);
+      const conversation = document.getElementById('conversation');
+      new MutationObserver(() => {
+        const text = conversation.querySelector('li.msg-live .msg-text')?.textContent;
+        if (typeof text === 'string' && text !== views.at(-1)) views.push(text);
+      }).observe(conversation, { childList: true, subtree: true, characterData: true });
+    })()`);
+    await sendMessage(page, STORY.message);
+    await eventually(async () => assert.equal(await page.locator('#conversation .msg-answer .msg-text').textContent(), STORY.answer), 60_000);
+    const shown = (await page.evaluate('window.__views')) as string[];
+    assert.ok(shown.length >= 3, `the answer was seen growing: ${JSON.stringify(shown)}`);
+    for (const [k, text] of shown.entries()) {
+      assert.ok(STORY.answer.startsWith(text), `every view is the start of the answer: ${JSON.stringify(text)}`);
+      if (k > 0) assert.ok(text.length > shown[k - 1]!.length, 'and longer than the view before');
+    }
+    assert.ok(shown[0]!.length < STORY.answer.length, 'it was seen before it was whole');
+    assert.equal(await page.locator('#conversation li.msg-live').count(), 0, 'the growing answer gave way to the recorded one');
     assertCleanPage(seen);
   });
 

@@ -17,6 +17,8 @@ import { CLUSTER_PORT_RANGE, clusterPorts, workerMetricsPort } from '../../src/d
 import { findFreeClusterPort } from '../../src/devserver/throwaway-cluster';
 import { isProcessAlive } from '../../src/devserver/executables';
 import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
+import { openSse, readAnswer } from '../../bench/sse-client';
+import { startModelServer } from '../../src/model-server';
 import { metricSeries, parseMetrics, ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
 
 /** The first start may build the server binaries with Go. */
@@ -32,8 +34,8 @@ async function dataFolder(t: { after(fn: () => Promise<void>): void }): Promise<
 
 type Cluster = Awaited<ReturnType<typeof spawnCli>>;
 
-async function startCluster(args: string[], timeoutMs: number): Promise<Cluster> {
-  const cluster = await spawnCli(['cluster', ...args, '--allow-parallel-in-progress', 'true']);
+async function startCluster(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = {}): Promise<Cluster> {
+  const cluster = await spawnCli(['cluster', ...args, '--allow-parallel-in-progress', 'true'], env);
   const deadline = Date.now() + timeoutMs;
   let exit: number | null | undefined;
   void cluster.exited.then((code) => (exit = code));
@@ -83,7 +85,14 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
   process.env.TEMPORAL_ADDRESS = address;
   const args = ['--port', String(port), '--http-port', String(httpPort), '--workers', '2', '--data', data];
 
-  const first = await startCluster(args, FIRST_START_MS);
+  // The workers' agent calls a scripted model that streams, so the words can be watched crossing processes.
+  const greeting = 'Hello from the cluster: these words went from a worker process, through the session’s stream, to the HTTP service.';
+  const model = await startModelServer({
+    script: { conversations: [{ name: 'hello', match: { firstUserMessage: '^Say hello$' }, steps: [{ respond: { content: greeting } }] }] },
+    streaming: { tokensPerSecond: 40 },
+  });
+  t.after(() => model.close());
+  const first = await startCluster(args, FIRST_START_MS, { OPENAI_BASE_URL: model.url, AGENT_SESSIONS_MODEL: 'scripted' });
   t.after(() => void first.child.kill('SIGKILL'));
   assert.match(first.output(), /new data in/);
   assert.match(first.output(), /schema of temporal: none -> \d+\.\d+/);
@@ -124,6 +133,19 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
     metricSeries(served, 'agent_sessions_http_request_duration_seconds_count').filter((s) => s.labels['route'] === '/sessions/{id}/todos'),
     [{ labels: { method: 'GET', route: '/sessions/{id}/todos', status: '200' }, value: 1 }],
   );
+
+  // A worker process streams the model's words; the HTTP service, another process, serves them.
+  assert.equal((await runCli(['start', 'cluster-live'])).code, 0);
+  const words = await openSse(`http://127.0.0.1:${httpPort}/sessions/cluster-live/stream`);
+  assert.equal(words.status, 200);
+  const chat = runCli(['chat', 'cluster-live', 'Say hello', '--no-stream']);
+  let texts = 0;
+  const streamed = await readAnswer(words, { onEvent: (event) => void (event.type === 'text' && texts++) });
+  assert.equal(streamed.answer?.text, greeting);
+  assert.ok(texts > 1, 'the words came in pieces, as they were written');
+  const chatted = await chat;
+  assert.equal(chatted.code, 0, chatted.stderr);
+  assert.equal(chatted.stdout, `${greeting}\n`);
 
   const beforeStop = first.output().length;
   const stopped = await stopCluster(first);

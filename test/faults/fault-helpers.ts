@@ -116,10 +116,12 @@ export interface WorkerProcess {
 
 /**
  * Starts `agent-sessions worker --allow-parallel-in-progress true` (the built `dist/`) against
- * `address` on `taskQueue`, and resolves once it says it is polling.
+ * `address` on `taskQueue` (with `env` besides: a model's `OPENAI_BASE_URL`), and resolves once it
+ * says it is polling.
  */
-export async function startWorkerProcess(address: string, taskQueue: string, timeoutMs = 60_000): Promise<WorkerProcess> {
+export async function startWorkerProcess(address: string, taskQueue: string, timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
   const { child, exited, output } = await spawnCli(['worker', '--allow-parallel-in-progress', 'true'], {
+    ...env,
     TEMPORAL_ADDRESS: address,
     AGENT_SESSIONS_TASK_QUEUE: taskQueue,
   });

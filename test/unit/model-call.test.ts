@@ -4,7 +4,9 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ModelAnswer, ToolDefinition } from '../../activities/agent-contract';
-import { answerOf, MAX_ANSWER_BYTES, MODEL_NOT_CONFIGURED, MODEL_REQUEST_REJECTED, MODEL_UNAVAILABLE, modelCaller } from '../../activities/model-call';
+import { answerOf, MAX_ANSWER_BYTES, MODEL_NOT_CONFIGURED, MODEL_REQUEST_REJECTED, MODEL_UNAVAILABLE, modelCaller, type ModelWordSink } from '../../activities/model-call';
+import { CompletionAssembler } from '../../activities/completion-assembler';
+import { applyModelStreamEvent, type LiveAnswer, type ModelStreamEvent } from '../../src/session/model-stream';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import { todoWriteToolDefinition } from '../../src/todo';
 
@@ -46,6 +48,22 @@ after(async () => {
 function call(text: string, endpoint: Parameters<typeof modelCaller>[0], env = quietEnvironment()): Promise<ModelAnswer> {
   const callModel = modelCaller(endpoint);
   return env.run(callModel, { sessionId: 'model-call-test', model: 'scripted', messages: [{ role: 'user' as const, content: text }], tools: TOOLS });
+}
+
+/** A sink that keeps every event it is given, and whether it was closed. */
+function recordingSink(): ModelWordSink & { events: ModelStreamEvent[]; closed: boolean } {
+  const sink = {
+    events: [] as ModelStreamEvent[],
+    closed: false,
+    publish: (event: ModelStreamEvent) => void sink.events.push(event),
+    close: async () => void (sink.closed = true),
+  };
+  return sink;
+}
+
+/** What a reader of `events` would show, put together. */
+function assembled(events: readonly ModelStreamEvent[]): LiveAnswer | null {
+  return events.reduce<LiveAnswer | null>(applyModelStreamEvent, null);
 }
 
 async function failure(answer: Promise<unknown>): Promise<ApplicationFailure> {
@@ -147,6 +165,120 @@ describe('callModel', () => {
     await assert.rejects(answer, (error: unknown) => error instanceof CancelledFailure);
     const record = await server.waitForRequest((r) => r.conversation === 'stuck' && !r.inFlight);
     assert.equal(record.completed, false);
+  });
+});
+
+describe('callModel, streamed', () => {
+  const input = (text: string) => ({ sessionId: 'model-call-test', model: 'scripted', messages: [{ role: 'user' as const, content: text }], tools: TOOLS });
+  const ask = (callModel: ReturnType<typeof modelCaller>, text: string, env = quietEnvironment()): Promise<ModelAnswer> => env.run(callModel, input(text)) as Promise<ModelAnswer>;
+
+  test('the words go out as they come (start, the text, a tool call’s name and id, its arguments, end), and the answer and usage are those of the same request not streamed', async () => {
+    server.reset();
+    const sink = recordingSink();
+    const streamed = await ask(modelCaller({ baseUrl: server.url, apiKey: () => KEY }, { words: () => sink }), 'Plan the work');
+    const plain = await ask(modelCaller({ baseUrl: server.url, apiKey: () => KEY, stream: false }, { words: () => sink }), 'Plan the work');
+    assert.deepEqual(streamed, plain);
+    assert.deepEqual(server.requests().map((r) => [r.stream, r.streamed]), [[true, true], [false, false]]);
+    const types = sink.events.map((event) => event.type);
+    assert.equal(types[0], 'start');
+    assert.equal(types.at(-1), 'end');
+    assert.ok(types.filter((type) => type === 'text').length > 1, 'the text came in several pieces');
+    assert.ok(types.indexOf('tool') < types.indexOf('arguments'), 'the tool call’s name before its arguments');
+    const live = assembled(sink.events);
+    assert.equal(live?.outcome, 'completed');
+    assert.equal(live?.text, streamed.content);
+    assert.deepEqual(live?.toolCalls.map((c) => [c.id, c.name, c.arguments]), streamed.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]));
+    assert.equal(sink.closed, true);
+    assert.equal(sink.events.filter((event) => event.type === 'start').length, 1, 'a worker told not to stream publishes nothing');
+  });
+
+  test('a retried attempt says reset before its words, so readers drop what the attempt before wrote', async () => {
+    const sink = recordingSink();
+    await new MockActivityEnvironment({ attempt: 2 }, { logger: new DefaultLogger('ERROR') }).run(modelCaller({ baseUrl: server.url, apiKey: () => KEY }, { words: () => sink }), input('Plan the work'));
+    assert.deepEqual(sink.events[0], { type: 'reset', call: sink.events[0]!.call, attempt: 2 });
+    assert.equal(assembled([{ type: 'start', call: sink.events[0]!.call, attempt: 1 }, { type: 'text', call: sink.events[0]!.call, attempt: 1, text: 'half an ans' }, ...sink.events])?.text, 'Planning.');
+  });
+
+  test('an endpoint that refuses to stream is asked once more without streaming, and this caller never asks it streamed again', async () => {
+    const refusing = await startModelServer({ script: SCRIPT, apiKey: KEY, streaming: { mode: 'refuse' } });
+    try {
+      const sink = recordingSink();
+      const callModel = modelCaller({ baseUrl: refusing.url, apiKey: () => KEY }, { words: () => sink });
+      const first = await ask(callModel, 'Plan the work');
+      const second = await ask(callModel, 'Plan the work');
+      assert.deepEqual(first, second);
+      assert.equal(first.content, 'Planning.');
+      assert.deepEqual(refusing.requests().map((r) => [r.stream, r.status]), [[true, 400], [false, 200], [false, 200]]);
+      assert.equal(assembled(sink.events)?.text, 'Planning.', 'the answer still reaches readers, in one piece');
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  test('an endpoint that answers a streamed request with plain JSON is taken at its word (no second request), and asked without streaming after', async () => {
+    const ignoring = await startModelServer({ script: SCRIPT, apiKey: KEY, streaming: { mode: 'json' } });
+    try {
+      const callModel = modelCaller({ baseUrl: ignoring.url, apiKey: () => KEY });
+      const first = await ask(callModel, 'Plan the work');
+      await ask(callModel, 'Plan the work');
+      assert.equal(first.content, 'Planning.');
+      assert.deepEqual(ignoring.requests().map((r) => [r.stream, r.streamed]), [[true, false], [false, false]]);
+    } finally {
+      await ignoring.close();
+    }
+  });
+
+  test('a stream that goes quiet for longer than the timeout is abandoned and retried', async () => {
+    const slow = await startModelServer({ script: SCRIPT, apiKey: KEY, streaming: { tokensPerSecond: 2 } });
+    try {
+      const sink = recordingSink();
+      const failed = await failure(quietEnvironment().run(modelCaller({ baseUrl: slow.url, apiKey: () => KEY, requestTimeoutMs: 200 }, { words: () => sink }), input('Plan the work')));
+      assert.equal(failed.type, MODEL_UNAVAILABLE);
+      assert.equal(failed.nonRetryable, false);
+      assert.match(failed.message, /did not answer in time/);
+      assert.deepEqual(sink.events.at(-1), { type: 'end', call: sink.events[0]!.call, attempt: 1, outcome: 'failed' });
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('a cancelled call says so to readers; words that cannot be delivered never fail a call', async () => {
+    const sink = recordingSink();
+    const env = quietEnvironment();
+    const answer = env.run(modelCaller({ baseUrl: server.url, apiKey: () => KEY }, { words: () => sink }), input('Wait for me'));
+    await server.waitForRequest((r) => r.conversation === 'stuck' && r.inFlight);
+    env.cancel();
+    await assert.rejects(answer, (error: unknown) => error instanceof CancelledFailure);
+    assert.equal(assembled(sink.events)?.outcome, 'cancelled');
+
+    const broken: ModelWordSink = { publish: () => undefined, close: () => Promise.reject(new Error('the stream is unreachable')) };
+    const delivered = await ask(modelCaller({ baseUrl: server.url, apiKey: () => KEY }, { words: () => broken }), 'Plan the work');
+    assert.equal(delivered.content, 'Planning.');
+  });
+});
+
+describe('putting a streamed completion together', () => {
+  test('arguments that come before their call’s name wait for it; the name is told once, the answer holds every piece', () => {
+    const chunk = (delta: object, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] }) as never;
+    const assembler = new CompletionAssembler();
+    const told = [
+      ...assembler.add(chunk({ tool_calls: [{ index: 1, function: { arguments: '{"a"' } }] })),
+      ...assembler.add(chunk({ tool_calls: [{ index: 1, id: 'call_b', function: { name: 'read_file' } }] })),
+      ...assembler.add(chunk({ tool_calls: [{ index: 1, function: { arguments: ':1}' } }] })),
+      ...assembler.add(chunk({ tool_calls: [{ index: 0, id: 'call_a', function: { name: 'todo_write', arguments: '{}' } }] })),
+      ...assembler.add(chunk({}, 'tool_calls')),
+    ];
+    assert.deepEqual(told, [
+      { type: 'tool', index: 1, name: 'read_file', id: 'call_b' },
+      { type: 'arguments', index: 1, text: '{"a"' },
+      { type: 'arguments', index: 1, text: ':1}' },
+      { type: 'tool', index: 0, name: 'todo_write', id: 'call_a' },
+      { type: 'arguments', index: 0, text: '{}' },
+    ]);
+    const message = assembler.completion().choices[0]!.message;
+    assert.equal(message.content, null, 'no text: null, as a plain answer says');
+    assert.deepEqual(message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : [])), [['call_a', 'todo_write', '{}'], ['call_b', 'read_file', '{"a":1}']]);
+    assert.equal(assembler.finished, true);
   });
 });
 

@@ -177,10 +177,53 @@ describe('the scripted model, through the official openai client', () => {
     assert.deepEqual([settled.step, settled.completed], [0, false]);
   });
 
-  test('stream: true is refused with a 400 that says this model does not stream', async () => {
-    const error = await openai.chat.completions.create({ model: 'm', messages: LIST_FILES, stream: true }).catch((e: unknown) => e);
-    assert.ok(error instanceof BadRequestError);
-    assert.match(error.message, /this scripted model does not stream/);
+  test('stream: true answers Server-Sent Events chunks that the openai client puts back together into the very answer it gets without streaming', async () => {
+    server.reset();
+    const plain = await openai.chat.completions.create({ model: 'm', messages: LIST_FILES, tools: tools(...AGENT_TOOLS) });
+    const streamed = await openai.chat.completions
+      .stream({ model: 'm', messages: LIST_FILES, tools: tools(...AGENT_TOOLS), stream_options: { include_usage: true } })
+      .finalChatCompletion();
+    assert.equal(streamed.choices[0]?.message.content, plain.choices[0]?.message.content);
+    assert.deepEqual(
+      streamed.choices[0]?.message.tool_calls?.map((call) => (call.type === 'function' ? [call.id, call.function.name, call.function.arguments] : [])),
+      plain.choices[0]?.message.tool_calls?.map((call) => (call.type === 'function' ? [call.id, call.function.name, call.function.arguments] : [])),
+    );
+    assert.equal(streamed.choices[0]?.finish_reason, 'tool_calls');
+    assert.deepEqual(streamed.usage, plain.usage, 'include_usage brings the same usage in a last chunk');
+    const [asPlain, asStream] = server.requests();
+    assert.deepEqual([asPlain?.stream, asPlain?.streamed, asPlain?.firstTokenAt], [false, false, null]);
+    assert.deepEqual([asStream?.stream, asStream?.streamed, asStream?.completed], [true, true, true]);
+    assert.match(asStream?.firstTokenAt ?? '', /^\d{4}-\d\d-\d\dT/);
+  });
+
+  test('text streams a token (4 characters) per chunk, and without include_usage no usage chunk is sent', async () => {
+    const chunks = [];
+    for await (const chunk of await openai.chat.completions.create({ model: 'm', messages: LIST_FILES, tools: tools(...AGENT_TOOLS), stream: true })) chunks.push(chunk);
+    const texts = chunks.map((chunk) => chunk.choices[0]?.delta.content).filter((text) => text !== undefined && text !== null && text !== '');
+    assert.deepEqual(texts, ['Look', 'ing.']);
+    assert.ok(chunks.every((chunk) => chunk.usage === undefined || chunk.usage === null));
+    assert.equal(chunks.find((chunk) => chunk.choices[0]?.delta.tool_calls?.[0]?.function?.name !== undefined)?.choices[0]?.delta.tool_calls?.[0]?.id, 'call_look_0_0');
+  });
+
+  test('a model started to refuse streaming answers stream: true with a 400 that says so; one started to answer JSON ignores it', async () => {
+    const refusing = await startModelServer({ script: TWO_STEPS, streaming: { mode: 'refuse' } });
+    const ignoring = await startModelServer({ script: TWO_STEPS, streaming: { mode: 'json' } });
+    try {
+      const client = new OpenAI({ baseURL: refusing.url, apiKey: 'anything' });
+      const error = await client.chat.completions.create({ model: 'm', messages: LIST_FILES, stream: true }).catch((e: unknown) => e);
+      assert.ok(error instanceof BadRequestError);
+      assert.match(error.message, /this scripted model does not stream/);
+      const response = await fetch(`${ignoring.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: LIST_FILES, tools: tools(...AGENT_TOOLS), stream: true }),
+      });
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(((await response.json()) as any).choices[0].message.content, 'Looking.');
+      assert.deepEqual(ignoring.requests().map((r) => [r.stream, r.streamed]), [[true, false]]);
+    } finally {
+      await Promise.all([refusing.close(), ignoring.close()]);
+    }
   });
 
   test('GET /v1/models lists the one scripted model', async () => {

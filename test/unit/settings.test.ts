@@ -50,12 +50,12 @@ test('an empty environment gives the documented defaults and no policy', () => {
   assert.deepEqual(settings.paths, { cacheDir: join(homedir(), '.cache', 'agent-sessions'), dataDir: join(CWD, 'data') });
   const { apiKey, ...agent } = settings.agent;
   assert.equal(apiKey(), undefined);
-  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: [] });
+  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: [], stream: true, streamBatchMs: 200 });
 });
 
 test('empty and blank variables count as unset, as compose writes them for an unset default', () => {
   const blank = Object.fromEntries(
-    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_WORKSPACE', 'AGENT_SESSIONS_METRICS_PORT', 'AGENT_SESSIONS_METRICS_HOST'].map(
+    ['TEMPORAL_ADDRESS', 'TEMPORAL_TLS', 'ALLOW_PARALLEL_IN_PROGRESS', 'AGENT_SESSIONS_CONTINUE_AS_NEW_AFTER', 'AGENT_SESSIONS_TOKEN', 'OPENAI_BASE_URL', 'AGENT_SESSIONS_NUDGE', 'AGENT_SESSIONS_STREAM', 'AGENT_SESSIONS_WORKSPACE', 'AGENT_SESSIONS_METRICS_PORT', 'AGENT_SESSIONS_METRICS_HOST'].map(
       (name) => [name, '  '],
     ),
   );
@@ -237,6 +237,16 @@ describe('the agent loop', () => {
     assert.equal(load({ AGENT_SESSIONS_NUDGE: 'false' }).agent.nudge, false);
     assert.equal(load({ AGENT_SESSIONS_NUDGE: 'true' }).agent.nudge, true);
     assertRefused({ AGENT_SESSIONS_NUDGE: 'no' }, 'AGENT_SESSIONS_NUDGE must be true or false, got "no"');
+  });
+
+  test('AGENT_SESSIONS_STREAM is true or false, true unless set; AGENT_SESSIONS_STREAM_BATCH_MS a whole number of milliseconds from 10 to 10000', () => {
+    assert.equal(load({}).agent.stream, true);
+    assert.equal(load({ AGENT_SESSIONS_STREAM: 'false' }).agent.stream, false);
+    assertRefused({ AGENT_SESSIONS_STREAM: 'off' }, 'AGENT_SESSIONS_STREAM must be true or false, got "off"');
+    assert.equal(load({ AGENT_SESSIONS_STREAM_BATCH_MS: '50' }).agent.streamBatchMs, 50);
+    for (const value of ['5', '20000', '0.5', 'fast']) {
+      assertRefused({ AGENT_SESSIONS_STREAM_BATCH_MS: value }, (message) => message.startsWith('AGENT_SESSIONS_STREAM_BATCH_MS must be'));
+    }
   });
 
   test('AGENT_SESSIONS_APPROVE_TOOLS lists tool names OpenAI accepts, once each', () => {

@@ -3,6 +3,7 @@
  * the session refused marked as rejected. Everything here is the model's or a person's text:
  * shown as text only. */
 import { h } from './dom.js';
+import { liveAnswerItem } from './live-answer.js';
 
 /** Longest tool result shown in full; longer ones are cut, saying so. */
 const RESULT_CHARS = 4000;
@@ -107,11 +108,25 @@ export function outcomeText(outcome) {
 /**
  * The "Conversation" card's list: `element` (the `<ol>`), `empty` (shown when there are no
  * messages), `render(transcript, pendingIds)` draws a transcript; `pendingIds` are the calls
- * waiting for approval (their result reads so until a person decides).
+ * waiting for approval (their result reads so until a person decides). `showLive(answer)` shows
+ * the answer a model call is writing after the last message (null takes it away).
  */
 export function createConversation() {
   let traceUrl = null;
   const list = h('ol', { id: 'conversation', class: 'conversation', 'aria-live': 'polite' });
+  let live = null;
+  let liveItem = null;
+  let messageCount = 0;
+
+  function showLive(answer) {
+    live = answer;
+    const item = answer ? liveAnswerItem(answer) : null;
+    if (liveItem && item) liveItem.replaceWith(item);
+    else if (liveItem) liveItem.remove();
+    else if (item) list.append(item);
+    liveItem = item;
+    empty.hidden = messageCount > 0 || live !== null;
+  }
   const empty = h('p', { class: 'empty', id: 'conversation-empty' }, 'No messages yet. Send one below: the agent plans with todo_write and works through its list.');
   const outcome = h('p', { class: 'turn-outcome', id: 'turn-outcome', hidden: true });
 
@@ -172,7 +187,9 @@ export function createConversation() {
       }
     }
     list.replaceChildren(...items);
-    empty.hidden = items.length > 0;
+    messageCount = items.length;
+    liveItem = null;
+    showLive(live);
     const last = transcript ? transcript.lastTurn : null;
     outcome.hidden = !last;
     if (last) {
@@ -197,5 +214,5 @@ export function createConversation() {
     traceUrl = typeof template === 'string' ? template : null;
   }
 
-  return { element: list, empty, outcome, render, useTraceUrl };
+  return { element: list, empty, outcome, render, showLive, useTraceUrl };
 }

@@ -9,14 +9,22 @@ const RECONNECT_MAX_MS = 15000;
 /**
  * Reads a Server-Sent Events stream with fetch, parsing `event:`/`id:`/`data:` lines, and
  * reconnects with exponential backoff whenever the stream ends or fails, until `signal` aborts.
- * A 401 goes to the token gate and ends the reading.
+ * A 401 goes to the token gate and ends the reading. With `options.resume`, a reconnection sends
+ * the last `id:` received as `Last-Event-ID`, as a browser's EventSource does, so the stream
+ * goes on right after it.
  */
-export async function followEvents(path, signal, handlers) {
+export async function followEvents(path, signal, handlers, options = {}) {
   let delay = RECONNECT_MIN_MS;
+  let lastId = null;
+  const onEvent = (message) => {
+    if (message.id !== null) lastId = message.id;
+    handlers.onEvent(message);
+  };
   while (!signal.aborted) {
     try {
+      const resume = options.resume && lastId !== null ? { 'Last-Event-ID': lastId } : {};
       const response = await fetch(path, {
-        headers: { Accept: 'text/event-stream', ...authHeaders() },
+        headers: { Accept: 'text/event-stream', ...authHeaders(), ...resume },
         cache: 'no-store',
         signal,
       });
@@ -27,7 +35,7 @@ export async function followEvents(path, signal, handlers) {
       if (!response.ok || !response.body) throw await errorFrom(response);
       handlers.onOpen();
       delay = RECONNECT_MIN_MS;
-      await readEventStream(response.body, handlers.onEvent);
+      await readEventStream(response.body, onEvent);
     } catch (error) {
       if (signal.aborted) return;
       handlers.onError(error);

@@ -8,6 +8,7 @@ import { createConversation } from './conversation.js';
 import { errorBox, h } from './dom.js';
 import { followEvents } from './event-stream.js';
 import { createIgnoredSignals } from './ignored-signals.js';
+import { applyStreamEvent, recorded } from './live-answer.js';
 import { createMessageBox } from './message-box.js';
 import { oneAtATime } from './one-at-a-time.js';
 import { createSessionHead } from './session-head.js';
@@ -125,6 +126,7 @@ export function sessionPage(main, id) {
       if (stopped) return;
       lastTranscript = transcript;
       conversation.render(transcript, pendingIds());
+      settleAnswer();
       usage.render(cost);
     } catch (error) {
       if (stopped || error.status === 401) return;
@@ -146,6 +148,7 @@ export function sessionPage(main, id) {
     ignored.render(snapshot.ignoredSignals);
     messageBox.render(snapshot);
     approvals.render(snapshot);
+    followWords();
     const revision = snapshot.agent ? snapshot.agent.revision : 0;
     if (revision !== agentRevision) {
       agentRevision = revision;
@@ -163,6 +166,43 @@ export function sessionPage(main, id) {
     timeline.render();
     if (!lastTree) subagents.draw(null, live);
     if (changed && todoList.hasDrawn()) void refreshTree();
+  }
+
+  /* the model's words as they are written (GET /sessions/{id}/stream) */
+  let answer = null; // the answer a model call is writing, as its words came
+  let followingWords = false;
+  // The growing answer gives way to the durable message once the transcript holds it; a call that
+  // failed or was cancelled leaves nothing to show (the turn's outcome says why).
+  function settleAnswer() {
+    if (!answer || !answer.outcome) return;
+    if (answer.outcome !== 'completed' || (lastTranscript && recorded(answer, lastTranscript))) {
+      answer = null;
+      conversation.showLive(null);
+    }
+  }
+  function followWords() {
+    if (followingWords) return;
+    followingWords = true;
+    void followEvents(sessionPath(id, '/stream'), signal, {
+      onOpen: () => {},
+      onEvent: (message) => {
+        if (message.event === 'ready' || message.event === 'gap' || message.event === 'problem' || message.event === 'malformed') return;
+        let event;
+        try {
+          event = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        const next = applyStreamEvent(answer, event);
+        if (next === answer) return;
+        answer = next;
+        conversation.showLive(answer);
+        if (answer && answer.outcome === 'completed') void refreshAgent();
+        settleAnswer();
+      },
+      onError: () => {},
+      onRetry: () => {},
+    }, { resume: true });
   }
 
   /* data */

@@ -1,0 +1,86 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { streamSSE } from 'hono/streaming';
+import { InvalidInputError } from '../../client/errors';
+import { errorAnswer } from '../http-errors';
+import type { SessionReader } from '../session-reader';
+import type { StreamHub, StreamStart } from '../stream-hub';
+import { commonErrors, sessionIdParam as params, type ApiSchemas } from './route-docs';
+
+/** How often an idle stream gets a comment line, so proxies and browsers keep the connection open. */
+const KEEP_ALIVE_MS = 15_000;
+
+/** The largest offset a reader may name: where numbers stop counting exactly. */
+const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `GET /sessions/{id}/stream`: Server-Sent Events of the model's words as a session's model calls
+ * write them (see docs/streaming.md). 200 at once for any session that exists, between turns too;
+ * then `ready` (where the reading begins), and one event per entry of the session's stream, named
+ * by its type (`start`, `reset`, `text`, `tool`, `arguments`, `end`), with `id:` its offset; a
+ * browser that reconnects sends the last one as `Last-Event-ID` and resumes right after it. Where
+ * to begin: `Last-Event-ID: N` (after N), else `?from=N` (at N), else the model call in progress
+ * from its first word (or the next words when none is in progress). Entries the stream no longer
+ * holds come as one `gap`; a problem reading the stream as `problem` (the reading goes on).
+ */
+export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s }: { reader: SessionReader; hub: StreamHub; schemas: ApiSchemas }): void {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/sessions/{id}/stream',
+      summary: "Server-Sent Events: the model's words as the session's model calls write them (id: the stream offset; resume with Last-Event-ID)",
+      request: {
+        params,
+        query: z.object({ from: z.string().optional().openapi({ description: 'The offset to begin at (a whole number); Last-Event-ID wins over it', example: '0' }) }),
+        headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'The id of the last event received: the stream resumes right after it' }) }),
+      },
+      responses: { ...commonErrors(s), 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } } },
+    }),
+    async (c) => {
+      const sessionId = c.req.valid('param').id;
+      const lastEventId = c.req.header('Last-Event-ID');
+      const from = c.req.valid('query').from;
+      const start: StreamStart =
+        lastEventId !== undefined ? offsetOf('Last-Event-ID', lastEventId) + 1 : from !== undefined ? offsetOf('from', from) : 'current';
+      await reader.read(sessionId); // 404 / 503 / 504 before the stream starts
+      return streamSSE(c, async (stream) => {
+        let queue = Promise.resolve();
+        const write = (message: Parameters<typeof stream.writeSSE>[0]): void => {
+          queue = queue.then(() => stream.writeSSE(message)).catch(() => undefined);
+        };
+        const stop = hub.subscribe(sessionId, start, {
+          onStart: ({ from: first, end }) => {
+            const note =
+              typeof start === 'number' && start > first
+                ? { note: `offset ${start} is past the end of this stream (its next entry is ${end}): reading from ${first}` }
+                : {};
+            write({ event: 'ready', data: JSON.stringify({ sessionId, from: first, end, ...note }) });
+          },
+          onEntry: (entry) => {
+            if (entry.kind === 'gap') write({ event: 'gap', data: JSON.stringify({ from: entry.from, to: entry.to }) });
+            else if (entry.kind === 'malformed') {
+              write({ event: 'malformed', id: String(entry.offset), data: JSON.stringify({ offset: entry.offset, error: `entry ${entry.offset} of the stream is not a model event; it is passed over` }) });
+            } else write({ event: entry.event.type, id: String(entry.offset), data: JSON.stringify(entry.event) });
+          },
+          onProblem: (error) => write({ event: 'problem', data: JSON.stringify(errorAnswer(error).body) }),
+        });
+        const keepAlive = setInterval(() => {
+          queue = queue.then(() => stream.write(': keep-alive\n\n')).then(() => undefined, () => undefined);
+        }, KEEP_ALIVE_MS);
+        await new Promise<void>((resolve) => stream.onAbort(resolve));
+        clearInterval(keepAlive);
+        stop();
+      });
+    },
+  );
+}
+
+/** `text` as a stream offset, or a 400 naming `what` and the value. */
+function offsetOf(what: string, text: string): number {
+  const value = /^\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value > MAX_OFFSET - 1) {
+    throw new InvalidInputError(
+      `${what} must be a stream offset (a whole number from 0, as the id: of an event of this stream), got ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)}`,
+    );
+  }
+  return value;
+}

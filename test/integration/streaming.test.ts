@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { describe, test } from 'node:test';
+import { openSse, type SseEvent } from '../../bench/sse-client';
+import { readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
+import { startHttpServer } from '../../src/http/server';
+import { historyEventsJson, type ExportedHistory } from '../../src/history';
+import type { ScriptJson } from '../../src/model-server';
+import { STREAM_ID_SUFFIX, streamWorkflowId, type ModelStreamEvent } from '../../src/session/model-stream';
+import type { TodoPolicy } from '../../src/todo';
+import { runCli, startTestBed, until, uniqueId, useTestBed } from '../helpers';
+
+const POLICY: TodoPolicy = { allowParallelInProgress: false };
+
+const TASK = 'Write the release notes';
+/** Long enough to be cut mid-way: 150 tokens of 4 characters. */
+const NOTES = 'Release 2.1 streams the model’s words as they are written; '.repeat(10).trim();
+const SCRIPT: ScriptJson = {
+  conversations: [
+    {
+      name: 'notes',
+      match: { firstUserMessage: TASK },
+      steps: [
+        { respond: { content: 'Planning first.', tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: 'Write the notes', status: 'in_progress' }] } }] } },
+        { respond: { tool_calls: [{ name: 'todo_write', arguments: { todos: [{ content: 'Write the notes', status: 'completed' }] } }] } },
+        { respond: { content: NOTES } },
+      ],
+    },
+  ],
+};
+
+/** Streams at 150 tokens a second: the notes take a second, long enough to disconnect in the middle. */
+const bed = useTestBed('streaming', POLICY, { model: { script: SCRIPT, streaming: { tokensPerSecond: 150 } }, http: {} });
+
+/** Sends the task to a fresh session (or `sessionId`) and waits for its turn to end. */
+async function runTurn(client: SessionClient, sessionId = uniqueId('notes')): Promise<string> {
+  const sent = await client.sendMessage(sessionId, TASK);
+  const outcome = await until(`the turn of ${sessionId}`, async () => {
+    const snapshot = await client.session(sessionId);
+    const last = snapshot.agent.lastTurn;
+    return last?.messageId === sent.messageId && snapshot.agent.activity.state === 'idle' && !snapshot.turnOpen ? last : undefined;
+  });
+  assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
+  return sessionId;
+}
+
+/**
+ * Which events depend on timing alone, not on what the session did: how events fell into
+ * workflow tasks (and so the search-attribute upserts made once per task), and when an activity
+ * was picked up. Two runs of the same turn, streamed or not, differ in those and nothing else.
+ */
+const TIMING_EVENTS = new Set([
+  'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED',
+  'EVENT_TYPE_WORKFLOW_TASK_STARTED',
+  'EVENT_TYPE_WORKFLOW_TASK_COMPLETED',
+  'EVENT_TYPE_ACTIVITY_TASK_STARTED',
+  'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+]);
+
+/**
+ * A history as a comparison sees it: every event that is the session's own doing, in order, with
+ * its type and attributes and its payloads decoded; what differs between any two runs of the same
+ * turn (times, ids and event ids, identities, task queues, the session's own id, the worker's
+ * build) put aside.
+ */
+function shape(history: ExportedHistory, sessionId: string): unknown {
+  const ignored = new Set(['eventId', 'eventTime', 'taskId', 'identity', 'requestId', 'workerVersion', 'deploymentVersion', 'workerDeploymentVersion', 'versioningOverride', 'workerDeploymentName', 'deployment', 'sdkMetadata', 'meteringMetadata', 'firstExecutionRunId', 'originalExecutionRunId', 'newExecutionRunId', 'workflowTaskTimeout', 'header', 'versioningBehavior', 'workerVersionStamp', 'useWorkflowBuildId', 'binaryChecksum', 'inheritedBuildId', 'workflowId', 'runId', 'taskQueue']);
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value === 'string') {
+      return value
+        .split(sessionId)
+        .join('<session>')
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+    }
+    if (typeof value !== 'object' || value === null) return value;
+    const record = value as Record<string, unknown>;
+    if ('metadata' in record && typeof record.data === 'string') {
+      return walk(Buffer.from(record.data, 'base64').toString('utf8'));
+    }
+    return Object.fromEntries(
+      Object.entries(record)
+        .filter(([key]) => !ignored.has(key) && !key.endsWith('EventId'))
+        .map(([key, inner]) => [key, walk(inner)]),
+    );
+  };
+  return historyEventsJson(history)
+    .filter((event) => !TIMING_EVENTS.has(String((event as { eventType?: unknown }).eventType)))
+    .map(walk);
+}
+
+/** Reads `url` until `stop` says so (or the time runs out); the events in order. */
+async function readEvents(url: string, headers: Record<string, string>, stop: (events: SseEvent[]) => boolean, ms = 60_000): Promise<{ status: number; events: SseEvent[] }> {
+  const connection = await openSse(url, headers);
+  const events: SseEvent[] = [];
+  const timer = setTimeout(() => connection.close(), ms);
+  try {
+    for await (const event of connection.events) {
+      events.push(event);
+      if (stop(events)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    connection.close();
+  }
+  return { status: connection.status, events };
+}
+
+describe('streaming the model’s words', () => {
+  test('a streamed turn leaves the very history a turn without streaming leaves, and so does one whose model refuses to stream (asked streamed once, then not)', { timeout: 240_000 }, async () => {
+    await bed.ready;
+    const streamed = await runTurn(bed.client);
+    assert.ok(
+      bed.model.requests().every((request) => request.stream && request.streamed),
+      'every model call of the streaming worker was streamed',
+    );
+    const plainBed = await startTestBed('streaming-off', POLICY, { model: { script: SCRIPT }, worker: { agent: { stream: false } } });
+    const refusingBed = await startTestBed('streaming-refused', POLICY, { model: { script: SCRIPT, streaming: { mode: 'refuse' } } });
+    try {
+      const plain = await runTurn(plainBed.client);
+      const refused = await runTurn(refusingBed.client);
+      await runTurn(refusingBed.client);
+      assert.ok(plainBed.model.requests().every((request) => !request.stream), 'the worker told not to stream never asked for it');
+      assert.deepEqual(
+        refusingBed.model.requests().map((request) => [request.stream, request.status]),
+        [[true, 400], ...Array.from({ length: 6 }, () => [false, 200])],
+        'a model that refuses is asked streamed once; the worker remembers',
+      );
+      const expected = shape(await plainBed.client.exportHistory(plain), plain);
+      assert.deepEqual(shape(await bed.client.exportHistory(streamed), streamed), expected, 'streamed: the same events, types and payloads');
+      assert.deepEqual(shape(await refusingBed.client.exportHistory(refused), refused), expected, 'fallen back: the same events, types and payloads');
+    } finally {
+      await Promise.all([plainBed.close(), refusingBed.close()]);
+    }
+  });
+
+  test('a reader that disconnects mid-answer and comes back with Last-Event-ID gets every event once, in order, and the words make the durable answer', { timeout: 120_000 }, async () => {
+    await bed.ready;
+    const sessionId = uniqueId('resume');
+    await bed.client.start(sessionId);
+    const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`;
+    // Between turns: 200 at once, and the first event says where reading begins.
+    const first = await openSse(url);
+    assert.equal(first.status, 200);
+    const ready = (await first.events.next()).value as SseEvent;
+    assert.equal(ready.event, 'ready');
+    const sent = bed.client.sendMessage(sessionId, TASK);
+    const before: SseEvent[] = [];
+    let written = '';
+    for await (const event of first.events) {
+      before.push(event);
+      const data = JSON.parse(event.data) as { type?: string; text?: string };
+      if (data.type === 'start') written = '';
+      if (data.type === 'text') written += data.text;
+      // Some way into the notes (the third call's text, sent five times a second), the connection drops.
+      if (written.length > 40 && NOTES.startsWith(written)) break;
+    }
+    first.close();
+    const lastId = before.at(-1)!.id!;
+    const after = await readEvents(url, { 'Last-Event-ID': lastId }, (events) => events.some((event) => event.event === 'end' && JSON.parse(event.data).finishReason === 'stop'));
+    assert.equal(after.status, 200);
+    assert.equal(after.events[0]?.event, 'ready');
+    assert.equal(JSON.parse(after.events[0]!.data).from, Number(lastId) + 1);
+    await sent;
+
+    const withIds = [...before, ...after.events].filter((event) => event.id !== null);
+    const ids = withIds.map((event) => Number(event.id));
+    assert.deepEqual(ids, ids.map((_, k) => ids[0]! + k), 'every offset once, in order, none missing');
+    assert.ok(!withIds.some((event) => event.event === 'gap'));
+    const events = withIds.map((event) => JSON.parse(event.data) as { type: string; call: string; text?: string });
+    const lastCall = events.filter((event) => event.type === 'start').at(-1)!.call;
+    const words = events.filter((event) => event.type === 'text' && event.call === lastCall).map((event) => event.text).join('');
+    const outcome = await until('the turn to end', async () => (await bed.client.session(sessionId)).agent.lastTurn ?? undefined);
+    assert.equal(words, outcome.answer);
+    assert.equal(words, NOTES);
+    // The tool call's name came before its arguments, with its id.
+    const tool = events.find((event) => event.type === 'tool') as unknown as { name: string; id: string };
+    assert.deepEqual([tool.name, tool.id], ['todo_write', 'call_notes_0_0']);
+  });
+
+  test('the stream answers 404 for a missing session, 400 naming a bad Last-Event-ID or from, and reads from the end for an offset past it', async () => {
+    await bed.ready;
+    const missing = await openSse(`${bed.http.url}/sessions/${encodeURIComponent(uniqueId('nobody'))}/stream`);
+    assert.equal(missing.status, 404);
+    assert.equal(JSON.parse(missing.body!).code, 'session-not-found');
+    const sessionId = uniqueId('bad-ids');
+    await bed.client.start(sessionId);
+    const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`;
+    for (const [headers, query, named] of [
+      [{ 'Last-Event-ID': 'abc' }, '', 'Last-Event-ID'],
+      [{ 'Last-Event-ID': '-1' }, '', 'Last-Event-ID'],
+      [{ 'Last-Event-ID': '99999999999999999999' }, '', 'Last-Event-ID'],
+      [{}, '?from=1.5', 'from'],
+    ] as const) {
+      const refused = await openSse(url + query, headers);
+      assert.equal(refused.status, 400, `${JSON.stringify(headers)} ${query}`);
+      const body = JSON.parse(refused.body!) as { code: string; error: string };
+      assert.equal(body.code, 'invalid-input');
+      assert.match(body.error, new RegExp(`^${named} must be a stream offset`));
+    }
+    const ahead = await readEvents(url, { 'Last-Event-ID': '1000000' }, (events) => events.length >= 1, 20_000);
+    const ready = JSON.parse(ahead.events[0]!.data) as { from: number; note?: string };
+    assert.equal(ahead.events[0]!.event, 'ready');
+    assert.match(ready.note ?? '', /offset 1000001 is past the end of this stream/);
+  });
+
+  test('a stream is never a session: not listed, not in the tree, and its id can never be a session’s', async () => {
+    await bed.ready;
+    const sessionId = await runTurn(bed.client);
+    const stream = await bed.client.temporal.workflow.getHandle(streamWorkflowId(sessionId)).describe();
+    assert.equal(stream.type, 'sessionStream');
+    const listed = await bed.client.list();
+    assert.ok(listed.some((session) => session.id === sessionId));
+    assert.ok(!listed.some((session) => session.id.endsWith(STREAM_ID_SUFFIX)), 'no stream is listed');
+    assert.deepEqual((await bed.client.tree(sessionId)).children, []);
+    await assert.rejects(bed.client.spawnSubagent(sessionId, { name: '~stream' }), /name must be 1-64 letters/);
+    await assert.rejects(bed.client.start(`${sessionId}${STREAM_ID_SUFFIX}`), /cannot contain it/);
+  });
+
+  test('the stream passes the guards every route passes: no token, 401; a Host the service does not answer to, 421', async () => {
+    await bed.ready;
+    const sessionId = uniqueId('guarded');
+    await bed.client.start(sessionId);
+    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 'stream-token' });
+    try {
+      const path = `/sessions/${encodeURIComponent(sessionId)}/stream`;
+      const without = await openSse(guarded.url + path);
+      assert.equal(without.status, 401);
+      assert.equal(JSON.parse(without.body!).code, 'unauthorized');
+      const withToken = await openSse(guarded.url + path, { Authorization: 'Bearer stream-token' });
+      assert.equal(withToken.status, 200);
+      withToken.close();
+      const foreignHost = await new Promise<number>((resolve, reject) => {
+        const req = request(`${bed.http.url}${path}`, { headers: { Host: 'evil.example' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(foreignHost, 421);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  test('a stream left quiet closes, and the next one goes on from the offset where it ended: an old offset reads as a gap, never as other words', { timeout: 60_000 }, async () => {
+    await bed.ready;
+    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('quiet'), idleMs: 1000 };
+    const call = 'run/1';
+    const publisher = streamPublisher(target);
+    publisher.publish({ type: 'start', call, attempt: 1 }, true);
+    publisher.publish({ type: 'text', call, attempt: 1, text: 'first life' }, true);
+    publisher.publish({ type: 'end', call, attempt: 1, outcome: 'completed' }, true);
+    await publisher.close();
+    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
+    const closed = await until('the quiet stream to close', async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined), 30_000, { everyMs: 250 });
+    assert.equal(closed, true);
+    assert.deepEqual(await handle.result(), { nextOffset: 3 });
+    assert.equal(await streamEnd(target), 3, 'the next life begins where the last one ended');
+    const again = streamPublisher(target);
+    again.publish({ type: 'start', call: 'run/2', attempt: 1 }, true);
+    await again.close();
+    const stop = new AbortController();
+    const read: StreamEntry[] = [];
+    for await (const entry of readStream(target, 1, { signal: stop.signal })) {
+      read.push(entry);
+      if (entry.kind === 'event') stop.abort();
+    }
+    assert.deepEqual(read, [
+      { kind: 'gap', from: 1, to: 3 },
+      { kind: 'event', offset: 3, event: { type: 'start', call: 'run/2', attempt: 1 } satisfies ModelStreamEvent },
+    ]);
+  });
+
+  test('a stream that grows continues as new, carrying only its newest entries: older offsets read as a gap, the newest come whole and in order', { timeout: 180_000 }, async () => {
+    await bed.ready;
+    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('growing') };
+    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
+    // 6 MB of words: past the 4 MB at which Temporal suggests continuing as new.
+    const ENTRIES = 750;
+    const piece = (k: number): string => `${String(k).padStart(4, '0')} ${'w'.repeat(8 * 1024 - 5)}`;
+    const publisher = streamPublisher(target);
+    for (let k = 0; k < ENTRIES; k++) {
+      publisher.publish({ type: 'text', call: 'run/1', attempt: 1, text: piece(k) }, true);
+      if (k % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await publisher.close();
+    const firstRun = (await bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId)).describe()).raw.workflowExecutionInfo?.firstRunId;
+    await until('the stream to continue as new', async () => ((await handle.describe()).runId !== firstRun ? true : undefined), 60_000, { everyMs: 500 });
+    assert.equal(await streamEnd(target), ENTRIES, 'offsets go on across runs');
+    const stop = new AbortController();
+    const read: StreamEntry[] = [];
+    for await (const entry of readStream(target, 0, { signal: stop.signal })) {
+      read.push(entry);
+      if (entry.kind === 'event' && entry.offset === ENTRIES - 1) stop.abort();
+    }
+    const [gap, ...kept] = read;
+    assert.equal(gap?.kind, 'gap');
+    const from = (gap as Extract<StreamEntry, { kind: 'gap' }>).to;
+    assert.ok(from > 0 && kept.length === ENTRIES - from && kept.length * 8 * 1024 <= 600 * 1024, `${kept.length} entries carried, from offset ${from}`);
+    assert.deepEqual(
+      kept.map((entry) => (entry.kind === 'event' && entry.event.type === 'text' ? [entry.offset, entry.event.text.slice(0, 4)] : entry)),
+      kept.map((_, k) => [from + k, String(from + k).padStart(4, '0')]),
+    );
+  });
+
+  test('chat --stream prints the words as they come (the answer on stdout, a tool call’s name as soon as it is known); --no-stream prints what it always did', { timeout: 120_000 }, async () => {
+    await bed.ready;
+    const env = { AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
+    const streamed = await runCli(['chat', uniqueId('cli'), TASK, '--stream'], { env });
+    assert.equal(streamed.code, 0, streamed.stderr);
+    assert.equal(streamed.stdout, `Planning first.\n${NOTES}\n`);
+    assert.match(streamed.stderr, /→ todo_write …\n→ todo_write \{"todos"/);
+    const plain = await runCli(['chat', uniqueId('cli'), TASK, '--no-stream'], { env });
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(plain.stdout, `${NOTES}\n`);
+    assert.doesNotMatch(plain.stderr, /→ todo_write …/);
+  });
+});
