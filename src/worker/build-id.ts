@@ -38,15 +38,21 @@ export function buildInput(path: string, content: Buffer | string = readFileSync
   return [packagePath(path), sha256(content)];
 }
 
+let activityModulesMemo: string[] | undefined;
 let activityInputsMemo: BuildInput[] | undefined;
 
 /**
- * The modules the activities of this worker are made of: `activities/agent-activities`,
+ * The files of the modules the activities of this worker are made of: `activities/agent-activities`,
  * `activities/fork-activities` and every module they loaded, transitively (Node's own module
- * graph, so what is hashed is what runs, dependencies included). Computed once per process.
+ * graph, so what is hashed is what runs, dependencies included). Taken once per process, when
+ * `sessions-plugin` has just loaded the activities (it calls this at import): the graph grows
+ * whenever one of its modules requires another lazily (Temporal's worker loads webpack only when
+ * it bundles, and a fork's replay bundles), so read later it would depend on what the process did
+ * first, and a worker that built its bundle would get another build id than one that found it
+ * cached, stranding the sessions pinned to the first.
  */
-export function activityInputs(): BuildInput[] {
-  if (activityInputsMemo !== undefined) return activityInputsMemo;
+export function activityModules(): readonly string[] {
+  if (activityModulesMemo !== undefined) return activityModulesMemo;
   // Loaded already (the worker's plugin imports them); resolving them here names the same modules.
   const roots = [require.resolve('../../activities/agent-activities'), require.resolve('../../activities/fork-activities')].map((entry) => {
     const root = require.cache[entry];
@@ -61,7 +67,13 @@ export function activityInputs(): BuildInput[] {
     seen.add(module.filename);
     pending.push(...module.children);
   }
-  activityInputsMemo = [...seen].filter((path) => !path.startsWith('node:')).map((path) => buildInput(path));
+  activityModulesMemo = [...seen].filter((path) => !path.startsWith('node:'));
+  return activityModulesMemo;
+}
+
+/** The modules of {@link activityModules} as build inputs, each with its content's hash. Computed once per process. */
+export function activityInputs(): BuildInput[] {
+  activityInputsMemo ??= activityModules().map((path) => buildInput(path));
   return activityInputsMemo;
 }
 

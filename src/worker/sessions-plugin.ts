@@ -3,8 +3,12 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@tempora
 import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
 import { createForkActivities, type ForkActivitiesOptions } from '../../activities/fork-activities';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
+import { activityModules } from './build-id';
 import { withPolicyDefined } from './policy-bundler';
 import { workflowsPath } from './workflows-path';
+
+// The activities' module graph as it is now, just loaded: what the build id hashes (see activityModules).
+activityModules();
 
 export { POLICY_CONSTANT, TRACING_CONSTANT } from './policy-bundler';
 

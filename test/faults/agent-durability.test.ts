@@ -61,6 +61,20 @@ after(async () => {
   await model.close();
 });
 
+/** `waiting`, or its failure with what the workers printed and the session's pending activities appended: a wait that times out says why. */
+async function explained<T>(waiting: Promise<T>, id: string): Promise<T> {
+  try {
+    return await waiting;
+  } catch (error) {
+    const pending = await client.temporal.workflow
+      .getHandle(id)
+      .describe()
+      .then((d) => JSON.stringify(d.raw.pendingActivities ?? []), (e: Error) => `(describe failed: ${e.message})`);
+    const outputs = workers.map((w, k) => `--- worker ${k + 1}:\n${w.output()}`).join('\n');
+    throw new Error(`${(error as Error).message}\npending activities: ${pending}\n${outputs}`);
+  }
+}
+
 test('a worker killed during a model call and again while a subagent runs: the turn finishes within a minute of each restart, and no model call that completed is made again', async () => {
   const id = uniqueId('durable');
   const first = await startWorkerProcess();
@@ -72,10 +86,10 @@ test('a worker killed during a model call and again while a subagent runs: the t
   const restarted = Date.now();
   const second = await startWorkerProcess();
   // The call that died with the worker is made again on the new one, within seconds.
-  await model.waitForRequest((r) => r.conversation === 'parent' && r.step === 1 && r.completed, { timeoutMs: 60_000 });
+  await explained(model.waitForRequest((r) => r.conversation === 'parent' && r.step === 1 && r.completed, { timeoutMs: 60_000 }), id);
   const retriedAfterMs = Date.now() - restarted;
 
-  await model.waitForRequest((r) => r.conversation === 'checker' && r.step === 0 && r.inFlight, { timeoutMs: 60_000 });
+  await explained(model.waitForRequest((r) => r.conversation === 'checker' && r.step === 0 && r.inFlight, { timeoutMs: 60_000 }), id);
   second.child.kill('SIGKILL');
   await second.exited;
   const restartedAgain = Date.now();

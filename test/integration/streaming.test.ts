@@ -60,7 +60,7 @@ const TIMING_EVENTS = new Set([
 /**
  * A history as a comparison sees it: every event that is the session's own doing, in order, with
  * its type and attributes and its payloads decoded; what differs between any two runs of the same
- * turn (times, ids and event ids, identities, task queues, the session's own id, the worker's
+ * turn (times, a turn's start in ms included, ids and event ids, identities, task queues, the session's own id, the worker's
  * build) put aside.
  */
 function shape(history: ExportedHistory, sessionId: string): unknown {
@@ -72,7 +72,8 @@ function shape(history: ExportedHistory, sessionId: string): unknown {
         .split(sessionId)
         .join('<session>')
         .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
-        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+        .replace(/"startedAtMs":\d+/g, '"startedAtMs":<ms>');
     }
     if (typeof value !== 'object' || value === null) return value;
     const record = value as Record<string, unknown>;
