@@ -84,6 +84,20 @@ const FORK_EXPECTED: Record<string, (final: SessionState) => void> = {
 };
 Object.assign(EXPECTED, Object.fromEntries(Object.entries(FORK_EXPECTED).map(([name, check]) => [name, (final: SessionState) => check(final)])));
 
+/**
+ * A session whose first workflow task carried a `turn/start` Signal and a `todo_write` Update,
+ * recorded from the release that applies them in history order (v3, the `signals-in-history-order`
+ * patch): the write came after the turn began, so the turn's start did not clear it.
+ */
+const FIRST_TASK_EXPECTED: Record<string, (final: SessionState) => void> = {
+  'first-task-signal-and-update': (final) => {
+    assert.equal(final.turn, 1);
+    assert.equal(final.version, 2);
+    assert.deepEqual(final.todos, [todo('plan', 'completed')]);
+  },
+};
+Object.assign(EXPECTED, FIRST_TASK_EXPECTED);
+
 const recorded = readdirSync(HISTORIES)
   .filter((name) => /^v\d+-.*\.json$/.test(name))
   .sort();
@@ -91,7 +105,7 @@ const recorded = readdirSync(HISTORIES)
 describe('recorded multi-agent and long-running histories', () => {
   test('every scenario is recorded by the first release and by this one', () => {
     for (const scenario of Object.keys(EXPECTED)) {
-      for (const release of scenario in FORK_EXPECTED ? ['v2'] : scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
+      for (const release of scenario in FIRST_TASK_EXPECTED ? ['v3'] : scenario in FORK_EXPECTED ? ['v2'] : scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
     }
   });
 
