@@ -115,6 +115,22 @@ export interface TestWorkerOptions {
 }
 
 /**
+ * A session whose first workflow task carries a `turn/start` Signal and a `todo_write` Update
+ * (`plan`, completed): started with no worker polling `taskQueue`, both sent while it waits, then
+ * `waitMs` for the update to reach the server beside the signal before a worker (policy false)
+ * starts. Answers the write's receipt and the worker, which the caller stops.
+ */
+export async function firstTaskWithSignalAndUpdate(client: SessionClient, id: string, taskQueue: string, waitMs = 500) {
+  await client.start(id);
+  await client.turnStart(id);
+  const write = client.todoWrite(id, { todos: [todo('plan', 'completed')] });
+  // If the update came later than the worker, it would land in a task of its own and prove less.
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
+  const worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
+  return { written: await write.catch(async (error: unknown) => { await worker.stop(); throw error; }), worker };
+}
+
+/**
  * Starts a session worker on `taskQueue` under `policy` against the test server; `agent` holds
  * the agent loop's settings (a scripted model's URL, limits, approvals, workspace). Stopping it
  * twice stops it once.

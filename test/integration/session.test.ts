@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SessionClient, SessionClosedError, SessionNotFoundError } from '../../src/client';
 import { foldHistory, runsOf } from '../../src/history/session-history';
-import { assertRejected, countAcceptedUpdates, runTemporalCli, startWorker, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
+import { assertRejected, countAcceptedUpdates, firstTaskWithSignalAndUpdate, runTemporalCli, temporalAddress, todo, uniqueId, useTestBed } from '../helpers';
 
 const bed = useTestBed('session-test', { allowParallelInProgress: false });
 
@@ -84,15 +84,9 @@ describe('turns and closing', () => {
     const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
     const id = uniqueId('first-task');
     try {
-      await client.start(id);
-      await client.turnStart(id);
-      const write = client.todoWrite(id, { todos: [todo('plan', 'completed')] });
-      // Time for the update to reach the server and wait there with the signal (a worker starts in
-      // about a second more); if it came later, it would land in a task of its own and prove less.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
+      const { written, worker } = await firstTaskWithSignalAndUpdate(client, id, taskQueue);
       try {
-        assert.equal((await write).version, 2, 'the write comes after turn/start, as in the history');
+        assert.equal(written.version, 2, 'the write comes after turn/start, as in the history');
         const live = await client.todos(id);
         const folded = foldHistory(runsOf(await client.exportHistory(id)), id).final.todos;
         assert.deepEqual(live, [todo('plan', 'completed')]);

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionClient } from '../../src/client';
-import { startWorker, temporalAddress, todo, uniqueId } from '../helpers';
+import { firstTaskWithSignalAndUpdate, temporalAddress, uniqueId } from '../helpers';
 
 const OUT = join(__dirname, '..', 'histories');
 
@@ -21,15 +21,10 @@ async function main(): Promise<void> {
   const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
   const id = uniqueId('first-task');
   try {
-    await client.start(id);
-    await client.turnStart(id);
-    const write = client.todoWrite(id, { todos: [todo('plan', 'completed')] });
-    // Time for the update to wait at the server beside the signal before a worker polls.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const worker = await startWorker({ allowParallelInProgress: false }, taskQueue);
+    // A second for the update to wait at the server beside the signal before a worker polls.
+    const { written, worker } = await firstTaskWithSignalAndUpdate(client, id, taskQueue, 1000);
     try {
-      const { version } = await write;
-      if (version !== 2) throw new Error(`the write was applied at version ${version}, not after turn/start (2): this checkout lacks the patch`);
+      if (written.version !== 2) throw new Error(`the write was applied at version ${written.version}, not after turn/start (2): this checkout lacks the patch`);
       const [run] = await client.historyRuns(id);
       const events = run!.history.events ?? [];
       const firstTask = events.findIndex((e) => e.workflowTaskCompletedEventAttributes != null);
