@@ -54,8 +54,9 @@ export interface Bench {
   /**
    * A task queue of its own (named from `prefix`) with one session worker on it and a client
    * for it, for a measurement whose sessions must not mix with the others' (a listing counts
-   * every session of its queue). `agent` gives its worker's agent loop a model (and its
-   * settings). Closed with the bench, or earlier with `stop`.
+   * every session of its queue). `options.worker.agent` gives its worker's agent loop a model
+   * (and its settings), `options.worker.tracing` its tracing, `options.client.plugins` the
+   * client's. Closed with the bench, or earlier with `stop`.
    */
   openQueue(prefix: string, options?: QueueOptions): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
