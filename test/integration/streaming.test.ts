@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { openSse, type SseEvent } from '../../bench/sse-client';
-import { readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
+import { openStream, readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
 import { startHttpServer } from '../../src/http/server';
 import { historyEventsJson, type ExportedHistory } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
@@ -273,6 +273,49 @@ describe('streaming the model’s words', () => {
       { kind: 'gap', from: 1, to: 3 },
       { kind: 'event', offset: 3, event: { type: 'start', call: 'run/2', attempt: 1 } satisfies ModelStreamEvent },
     ]);
+  });
+
+  test('a stream drops a publish signal that is not a batch and refuses a poll that is not one, and its words still come', { timeout: 60_000 }, async () => {
+    await bed.ready;
+    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('junk') };
+    await openStream(target);
+    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
+    // What any Temporal client can send; each of these threw in the library's handler and failed every task of the stream.
+    const junk: unknown[] = [
+      null,
+      'words',
+      {},
+      { items: 'words', publisher_id: '', sequence: 0 },
+      { items: [{ topic: 'model', data: '!!not base64!!' }], publisher_id: '', sequence: 0 },
+      { items: [{}], publisher_id: 'p', sequence: 1 },
+      { items: [], publisher_id: 'p', sequence: 'one' },
+    ];
+    for (const input of junk) await handle.signal('__temporal_workflow_stream_publish', input);
+    for (const [input, problem] of [
+      [{ from_offset: 0 }, /topics must be a list/],
+      [{ topics: [], from_offset: -1 }, /from_offset must be a whole number/],
+      [null, /must carry an object/],
+    ] as const) {
+      await assert.rejects(handle.executeUpdate('__temporal_workflow_stream_poll', { args: [input] }), (error: Error) => {
+        assert.match(String((error.cause as Error | undefined)?.message), problem);
+        return true;
+      });
+    }
+    const taskFailures = (events: Array<{ workflowTaskFailedEventAttributes?: unknown }>): number => events.filter((e) => e.workflowTaskFailedEventAttributes != null).length;
+    const before = (await handle.fetchHistory()).events ?? [];
+    assert.equal(taskFailures(before), 0, 'no workflow task of the stream failed');
+    assert.equal(before.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes != null).length, 0, 'the refused polls left no trace');
+    const publisher = streamPublisher(target);
+    publisher.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
+    await publisher.close();
+    const stop = AbortSignal.timeout(20_000);
+    const read: StreamEntry[] = [];
+    for await (const entry of readStream(target, 0, { signal: stop })) {
+      read.push(entry);
+      break;
+    }
+    assert.deepEqual(read, [{ kind: 'event', offset: 0, event: { type: 'start', call: 'run/1', attempt: 1 } satisfies ModelStreamEvent }]);
+    assert.equal(taskFailures((await handle.fetchHistory()).events ?? []), 0);
   });
 
   test('a stream that grows continues as new, carrying only its newest entries: older offsets read as a gap, the newest come whole and in order', { timeout: 180_000 }, async () => {
