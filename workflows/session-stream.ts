@@ -1,7 +1,7 @@
 import { allHandlersFinished, ApplicationFailure, condition, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { streamWorkflowId } from '../src/session/model-stream';
-import { guardStreamHandlers } from './stream-guards';
+import { guardedStream } from './stream-guards';
 import { streamRangeQuery, type SessionStreamInput, type SessionStreamResult } from './stream-messages';
 
 /** A stream that received nothing for this long closes; the next model call (or reader) starts it again. */
@@ -32,13 +32,12 @@ const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
  * (the next run begins there, so offsets never go back).
  *
  * Its input is checked like a session's: anyone who can start a workflow can send any input; and
- * so are its publish signals and poll updates ({@link guardStreamHandlers}).
+ * so are its publish signals and poll updates ({@link guardedStream}).
  */
 export async function sessionStream(input: SessionStreamInput): Promise<SessionStreamResult> {
   const checked = checkStreamInput(input);
-  const stream = new WorkflowStream(checked.state ?? { log: [], base_offset: checked.firstOffset ?? 0, publisher_sequences: {}, publisher_last_seen: {} });
   // The library's handlers trust their input; anyone who can reach Temporal can signal a stream.
-  guardStreamHandlers(stream);
+  const stream = guardedStream(() => new WorkflowStream(checked.state ?? { log: [], base_offset: checked.firstOffset ?? 0, publisher_sequences: {}, publisher_last_seen: {} }));
   const idleMs = checked.idleMs ?? STREAM_IDLE_MS;
   const range = (): { first: number; next: number } => {
     const state = stream.getState();

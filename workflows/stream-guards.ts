@@ -1,4 +1,4 @@
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import {
   decodePayloadWire,
   workflowStreamPollUpdate,
@@ -26,41 +26,66 @@ interface StreamHandlers {
 }
 
 /**
- * Puts a check in front of the handlers `@temporalio/workflow-streams` registers (it trusts its
- * input): anyone who can reach Temporal can signal or update a stream. Without it, a publish
- * signal that is not a batch (no `items`, an entry whose data is not a payload) threw inside the
- * signal handler, which fails the workflow task, and every retry of it, so the stream stalled for
- * good; a poll without `topics` did the same from its update handler.
+ * Creates the stream with `create` and puts a check in front of the handlers
+ * `@temporalio/workflow-streams` registers (it trusts its input): anyone who can reach Temporal
+ * can signal or update a stream. Without it, a publish signal that is not a batch (no `items`, an
+ * entry whose data is not a payload) threw inside the signal handler, which fails the workflow
+ * task, and every retry of it, so the stream stalled for good; a poll without `topics` did the
+ * same from its update handler.
  *
  * A publish that is not a batch is dropped whole (a signal cannot be refused) and logged; a poll
  * that is not one is refused by its validator, so it never reaches history. A well-formed batch
- * or poll goes to the library's own handler exactly as before, so no history changes.
- * The handlers are the library's private methods: `@temporalio/workflow-streams` is pinned to
- * exactly 1.23.0, and the streaming tests fail if they move.
+ * or poll goes to the library's own handler exactly as before, in the order they came, so no
+ * history changes.
+ *
+ * The checks are registered before the stream is created as well as after: signals and updates
+ * that came with the stream's first workflow task wait for a handler, and are handed, at once, to
+ * the first one registered, which would otherwise be the library's own (its constructor registers
+ * them). The handlers are the library's private methods: `@temporalio/workflow-streams` is pinned
+ * to exactly 1.23.0, and the streaming tests fail if they move.
  */
-export function guardStreamHandlers(stream: WorkflowStream): void {
-  const handlers = stream as unknown as StreamHandlers;
-  if (typeof handlers.onPublish !== 'function' || typeof handlers.onPoll !== 'function') {
+export function guardedStream(create: () => WorkflowStream): WorkflowStream {
+  let handlers: StreamHandlers | undefined = undefined;
+  // Batches that came before the stream existed, applied in order once it does.
+  const early: PublishInput[] = [];
+  const register = (): void => {
+    setHandler(workflowStreamPublishSignal, (input) => {
+      const problem = publishProblem(input);
+      if (problem !== undefined) {
+        log.warn('stream: a publish signal that is not a batch was dropped', { problem });
+        return;
+      }
+      if (handlers === undefined) early.push(input);
+      else handlers.onPublish(input);
+    });
+    setHandler(
+      workflowStreamPollUpdate,
+      async (input) => {
+        await condition(() => handlers !== undefined);
+        return handlers!.onPoll(input);
+      },
+      {
+        validator: (input) => {
+          if (handlers?.draining === true) {
+            // The library's own answer while it drains for continue-as-new: a reader retries on the next run.
+            throw ApplicationFailure.create({ message: 'Workflow is draining for continue-as-new', type: 'StreamDraining', nonRetryable: true });
+          }
+          const problem = pollProblem(input);
+          if (problem !== undefined) throw ApplicationFailure.create({ message: `stream poll refused: ${problem}`, type: 'InvalidStreamPoll', nonRetryable: true });
+        },
+      },
+    );
+  };
+  register();
+  const stream = create();
+  const created = stream as unknown as StreamHandlers;
+  if (typeof created.onPublish !== 'function' || typeof created.onPoll !== 'function') {
     throw new TypeError('@temporalio/workflow-streams no longer has the handlers the stream guards wrap: check workflows/stream-guards.ts against the installed version');
   }
-  setHandler(workflowStreamPublishSignal, (input) => {
-    const problem = publishProblem(input);
-    if (problem !== undefined) {
-      log.warn('stream: a publish signal that is not a batch was dropped', { problem });
-      return;
-    }
-    handlers.onPublish(input);
-  });
-  setHandler(workflowStreamPollUpdate, (input) => handlers.onPoll(input), {
-    validator: (input) => {
-      if (handlers.draining) {
-        // The library's own answer while it drains for continue-as-new: a reader retries on the next run.
-        throw ApplicationFailure.create({ message: 'Workflow is draining for continue-as-new', type: 'StreamDraining', nonRetryable: true });
-      }
-      const problem = pollProblem(input);
-      if (problem !== undefined) throw ApplicationFailure.create({ message: `stream poll refused: ${problem}`, type: 'InvalidStreamPoll', nonRetryable: true });
-    },
-  });
+  handlers = created;
+  register();
+  for (const input of early.splice(0)) created.onPublish(input);
+  return stream;
 }
 
 /** Why `input` is not a publish batch `{items: [{topic, data}], publisher_id, sequence}`, or `undefined` when it is one. */

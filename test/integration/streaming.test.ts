@@ -8,7 +8,7 @@ import { historyEventsJson, type ExportedHistory } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
 import { STREAM_ID_SUFFIX, streamWorkflowId, type ModelStreamEvent } from '../../src/session/model-stream';
 import type { TodoPolicy } from '../../src/todo';
-import { runCli, startTestBed, until, uniqueId, useTestBed } from '../helpers';
+import { runCli, startTestBed, startWorker, until, uniqueId, useTestBed } from '../helpers';
 
 const POLICY: TodoPolicy = { allowParallelInProgress: false };
 
@@ -275,9 +275,12 @@ describe('streaming the model’s words', () => {
     ]);
   });
 
-  test('a stream drops a publish signal that is not a batch and refuses a poll that is not one, and its words still come', { timeout: 60_000 }, async () => {
+  test('a stream drops publish signals that are not batches and refuses polls that are not polls, with its first workflow task or later, and its words still come in order', { timeout: 90_000 }, async () => {
     await bed.ready;
-    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('junk') };
+    // A queue no worker polls yet: what is sent first waits for the stream's first workflow task,
+    // where the SDK hands it to the first handler registered.
+    const taskQueue = uniqueId('junk-queue');
+    const target = { client: bed.client.temporal, taskQueue, sessionId: uniqueId('junk') };
     await openStream(target);
     const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
     // What any Temporal client can send; each of these threw in the library's handler and failed every task of the stream.
@@ -290,32 +293,52 @@ describe('streaming the model’s words', () => {
       { items: [{}], publisher_id: 'p', sequence: 1 },
       { items: [], publisher_id: 'p', sequence: 'one' },
     ];
-    for (const input of junk) await handle.signal('__temporal_workflow_stream_publish', input);
-    for (const [input, problem] of [
-      [{ from_offset: 0 }, /topics must be a list/],
-      [{ topics: [], from_offset: -1 }, /from_offset must be a whole number/],
-      [null, /must carry an object/],
-    ] as const) {
-      await assert.rejects(handle.executeUpdate('__temporal_workflow_stream_poll', { args: [input] }), (error: Error) => {
-        assert.match(String((error.cause as Error | undefined)?.message), problem);
-        return true;
-      });
+    const sendJunk = async (): Promise<void> => {
+      for (const input of junk) await handle.signal('__temporal_workflow_stream_publish', input);
+    };
+    const refusedPolls = (): Array<Promise<void>> =>
+      ([
+        [{ from_offset: 0 }, /topics must be a list/],
+        [{ topics: [], from_offset: -1 }, /from_offset must be a whole number/],
+        [null, /must carry an object/],
+      ] as const).map(([input, problem]) =>
+        assert.rejects(handle.executeUpdate('__temporal_workflow_stream_poll', { args: [input] }), (error: Error) => {
+          assert.match(String((error.cause as Error | undefined)?.message), problem);
+          return true;
+        }),
+      );
+    const taskFailures = async (): Promise<number> => ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes != null).length;
+
+    await sendJunk();
+    const early = streamPublisher(target);
+    early.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
+    await early.close();
+    const earlyPolls = refusedPolls();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const worker = await startWorker(POLICY, taskQueue);
+    try {
+      await Promise.all(earlyPolls);
+      await sendJunk();
+      await Promise.all(refusedPolls());
+      assert.equal(await taskFailures(), 0, 'no workflow task of the stream failed');
+      const accepted = ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes != null);
+      assert.equal(accepted.length, 0, 'the refused polls left no trace');
+      const late = streamPublisher(target);
+      late.publish({ type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' }, true);
+      await late.close();
+      const read: StreamEntry[] = [];
+      for await (const entry of readStream(target, 0, { signal: AbortSignal.timeout(20_000) })) {
+        read.push(entry);
+        if (read.length === 2) break;
+      }
+      assert.deepEqual(read, [
+        { kind: 'event', offset: 0, event: { type: 'start', call: 'run/1', attempt: 1 } satisfies ModelStreamEvent },
+        { kind: 'event', offset: 1, event: { type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' } satisfies ModelStreamEvent },
+      ]);
+      assert.equal(await taskFailures(), 0);
+    } finally {
+      await worker.stop();
     }
-    const taskFailures = (events: Array<{ workflowTaskFailedEventAttributes?: unknown }>): number => events.filter((e) => e.workflowTaskFailedEventAttributes != null).length;
-    const before = (await handle.fetchHistory()).events ?? [];
-    assert.equal(taskFailures(before), 0, 'no workflow task of the stream failed');
-    assert.equal(before.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes != null).length, 0, 'the refused polls left no trace');
-    const publisher = streamPublisher(target);
-    publisher.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
-    await publisher.close();
-    const stop = AbortSignal.timeout(20_000);
-    const read: StreamEntry[] = [];
-    for await (const entry of readStream(target, 0, { signal: stop })) {
-      read.push(entry);
-      break;
-    }
-    assert.deepEqual(read, [{ kind: 'event', offset: 0, event: { type: 'start', call: 'run/1', attempt: 1 } satisfies ModelStreamEvent }]);
-    assert.equal(taskFailures((await handle.fetchHistory()).events ?? []), 0);
   });
 
   test('a stream that grows continues as new, carrying only its newest entries: older offsets read as a gap, the newest come whole and in order', { timeout: 180_000 }, async () => {
