@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { SessionClient } from '../client';
-import type { Settings, TemporalConfig } from '../config';
+import type { AgentSettings, Settings, TemporalConfig } from '../config';
+import type { TodoPolicy } from '../todo';
 import { findJaegerBinary, isServing, startDevServer, startJaeger, type DevServerHandle, type RunningJaeger } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
 import { createWorker } from '../worker/create-worker';
@@ -118,15 +119,7 @@ export async function runWorker(settings: Settings): Promise<void> {
   try {
     const temporal = temporalOptions(settings);
     const tracing = await tracingOf(settings, 'agent-sessions-worker');
-    const sessionWorker = await createWorker({
-      ...policy,
-      temporal,
-      cacheDir: settings.paths.cacheDir,
-      agent: settings.agent,
-      deployment: deploymentOf(settings),
-      ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
-      ...(tracing !== undefined ? { tracing: tracing.worker } : {}),
-    });
+    const sessionWorker = await createSessionWorker(settings, policy, temporal, settings.agent, metrics, tracing);
     process.stderr.write(
       `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
         `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}` +
@@ -145,9 +138,27 @@ export async function runWorker(settings: Settings): Promise<void> {
   }
 }
 
-/** The worker's deployment version as the settings name it (a missing build id is computed from the code). */
-function deploymentOf(settings: Settings): { name: string; buildId?: string } {
-  return { name: settings.release.deployment, ...(settings.release.buildId !== undefined ? { buildId: settings.release.buildId } : {}) };
+/**
+ * The session worker of `worker` and `up`: its deployment version as the settings name it (a
+ * missing build id is computed from the code), with the metrics and tracing the process set up.
+ */
+function createSessionWorker(
+  settings: Settings,
+  policy: TodoPolicy,
+  temporal: TemporalConfig,
+  agent: Partial<AgentSettings>,
+  metrics: WorkerMetricsEndpoint | undefined,
+  tracing: Tracing | undefined,
+): Promise<SessionWorker> {
+  return createWorker({
+    ...policy,
+    temporal,
+    cacheDir: settings.paths.cacheDir,
+    agent,
+    deployment: { name: settings.release.deployment, ...(settings.release.buildId !== undefined ? { buildId: settings.release.buildId } : {}) },
+    ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
+    ...(tracing !== undefined ? { tracing: tracing.worker } : {}),
+  });
 }
 
 /**
@@ -208,15 +219,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
     // up's worker always serves its metrics: on --metrics-port when given, else on a free port.
     metrics = await installRuntime(settings, settings.metrics.port ?? 0);
     model = await upModel(settings.agent, policy);
-    const sessionWorker = await createWorker({
-      ...policy,
-      temporal,
-      cacheDir: settings.paths.cacheDir,
-      agent: model.agent,
-      deployment: deploymentOf(settings),
-      ...(metrics !== undefined ? { metrics: metrics.registry } : {}),
-      ...(tracing !== undefined ? { tracing: tracing.worker } : {}),
-    });
+    const sessionWorker = await createSessionWorker(settings, policy, temporal, model.agent, metrics, tracing);
     const running = sessionWorker.run();
     worker = { sessionWorker, running };
     const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
