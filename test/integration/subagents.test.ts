@@ -18,6 +18,21 @@ async function treeWhen(id: string, ready: (tree: SessionTree) => boolean, optio
   });
 }
 
+/** Runs `work` with every `session` query of the bed's client recorded, by id, in `read`; the client is as it was afterwards. */
+async function withSessionReads(work: (read: string[]) => Promise<void>): Promise<void> {
+  const read: string[] = [];
+  const session = bed.client.session.bind(bed.client);
+  bed.client.session = async (id: string) => {
+    read.push(id);
+    return session(id);
+  };
+  try {
+    await work(read);
+  } finally {
+    bed.client.session = session;
+  }
+}
+
 describe('subagents', () => {
   test('a parent with three subagents working in parallel shows up in tree and list while running and after closing', async () => {
     const parent = uniqueId('parent');
@@ -114,13 +129,7 @@ describe('subagents', () => {
     const { sessionId: nested } = await bed.client.spawnSubagent(working.sessionId, { name: 'nested' });
     await bed.client.todoWrite(nested, { todos: [todo('Deep step', 'in_progress')] });
 
-    const read: string[] = [];
-    const session = bed.client.session.bind(bed.client);
-    bed.client.session = async (id: string) => {
-      read.push(id);
-      return session(id);
-    };
-    try {
+    await withSessionReads(async (read) => {
       const tree = await treeWhen(parent, (t) => t.children[0]?.version === 2 && t.children[0]?.children[0]?.version === 1 && t.children.length === 2);
       read.length = 0;
       const again = await bed.client.tree(parent);
@@ -134,9 +143,7 @@ describe('subagents', () => {
       assert.equal(first?.todos, undefined);
       assert.deepEqual(first?.children.map((c) => [c.id, c.inProgressContent]), [[nested, ['Deep step']]], 'the level below is one more visibility call');
       assert.deepEqual([second?.name, second?.counts, second?.inProgressContent, second?.subagents], ['idle', { pending: 0, in_progress: 0, completed: 0 }, [], 0]);
-    } finally {
-      bed.client.session = session;
-    }
+    });
   });
 
   test('a full tree reads every open subagent on each call and a closed one once', async () => {
@@ -152,13 +159,7 @@ describe('subagents', () => {
     await treeWhen(parent, (t) => t.children.some((c) => c.id === done.sessionId && c.closed && c.version === final.version));
     await bed.client.tree(parent, { full: true });
 
-    const read: string[] = [];
-    const session = bed.client.session.bind(bed.client);
-    bed.client.session = async (id: string) => {
-      read.push(id);
-      return session(id);
-    };
-    try {
+    await withSessionReads(async (read) => {
       await bed.client.todoWrite(open.sessionId, { todos: [todo('first plan', 'completed'), todo('second plan', 'in_progress')] });
       const tree = await bed.client.tree(parent, { full: true });
       assert.deepEqual(read.sort(), [parent, open.sessionId].sort(), 'the closed subagent was not queried again');
@@ -167,9 +168,7 @@ describe('subagents', () => {
       assert.deepEqual(tree.children[1]?.todos, [todo('first plan', 'completed'), todo('second plan', 'in_progress')], 'the open subagent is read live');
       assert.deepEqual(tree.children[1]?.inProgressContent, ['second plan']);
       assert.deepEqual(tree.children[1]?.counts, { pending: 0, in_progress: 1, completed: 1 }, 'a read subagent shows the counts of the list it was read with');
-    } finally {
-      bed.client.session = session;
-    }
+    });
   });
 
   test('the first tree after a spawn shows the subagent, whether visibility shows it yet or not (then it is read from the session)', async () => {
