@@ -3,23 +3,18 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { spawnCli, uniqueId } from '../helpers';
+import { startWorkerProcess } from '../faults/fault-helpers';
+import { temporalAddress, uniqueId } from '../helpers';
 
 /** Starts `agent-sessions worker` with its cache in `cacheDir`, reads the build id it prints once polling, and kills it. */
 async function buildIdOfWorker(cacheDir: string): Promise<string> {
-  const worker = await spawnCli(['worker', '--allow-parallel-in-progress', 'true'], { AGENT_SESSIONS_CACHE_DIR: cacheDir, AGENT_SESSIONS_TASK_QUEUE: uniqueId('build-id') });
+  const worker = await startWorkerProcess(await temporalAddress(), uniqueId('build-id'), 120_000, { AGENT_SESSIONS_CACHE_DIR: cacheDir });
   try {
-    const deadline = Date.now() + 120_000;
-    let printed: RegExpMatchArray | null = null;
-    while ((printed = /worker polling task queue .*, build (b[0-9a-f]{12})/.exec(worker.output())) === null) {
-      assert.ok(worker.child.exitCode === null, `the worker exited before polling: ${worker.output()}`);
-      assert.ok(Date.now() < deadline, `the worker did not start polling within 120 s: ${worker.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const printed = /worker polling task queue .*, build (b[0-9a-f]{12})/.exec(worker.output());
+    assert.ok(printed !== null, `the worker names its build when it starts polling: ${worker.output()}`);
     return printed[1]!;
   } finally {
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await worker.kill();
   }
 }
 
