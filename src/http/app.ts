@@ -10,6 +10,7 @@ import { AllowedHosts } from './allowed-hosts';
 import { errorAnswer } from './http-errors';
 import { guardRequests } from './request-guards';
 import { meterRequests } from './request-metrics';
+import { notFoundOrNotAllowed } from './method-not-allowed';
 import { agentRoutes } from './routes/agent';
 import { metricsRoutes } from './routes/metrics';
 import { forkRoutes } from './routes/fork';
@@ -99,7 +100,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
     const answer = errorAnswer(error);
     return c.json(answer.body, answer.status);
   });
-  app.notFound((c) => c.json({ error: `no such endpoint: ${c.req.method} ${c.req.path}`, code: 'no-such-endpoint' }, 404));
+  // 404 for a path the service does not have, 405 with Allow for a method a path lacks.
+  app.notFound(notFoundOrNotAllowed(app));
 
   // First, so that every answer is timed, the guards' refusals included.
   meterRequests(app, metrics);

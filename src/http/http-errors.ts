@@ -9,13 +9,20 @@ import {
 } from '../client';
 
 /** Why the HTTP service itself refused a request before any session was asked. */
-export type HttpRefusalCode = 'unauthorized' | 'forbidden-origin' | 'misdirected-request' | 'unsupported-media-type' | 'body-too-large' | 'no-such-endpoint';
+export type HttpRefusalCode =
+  | 'unauthorized'
+  | 'forbidden-origin'
+  | 'misdirected-request'
+  | 'unsupported-media-type'
+  | 'body-too-large'
+  | 'no-such-endpoint'
+  | 'method-not-allowed';
 
 /** Every `code` an error answer can carry: the library's, the HTTP layer's, and `internal-error`. */
 export type HttpErrorCode = ErrorCode | HttpRefusalCode | 'internal-error';
 
 /** The statuses an error answer can have. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 421 | 422 | 500 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 412 | 413 | 415 | 421 | 422 | 500 | 502 | 503 | 504;
 
 /** An error answer: status and JSON body. */
 export interface ErrorAnswer {
