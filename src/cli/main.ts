@@ -12,6 +12,7 @@ import { addClusterCommand } from './cluster-command';
 import { addModelServerCommand } from './model-server-command';
 import { addAgentCommands } from './agent-commands';
 import { addReleaseCommand } from './release-command';
+import { addMcpCommand } from './mcp-command';
 import { startTracing } from '../tracing';
 
 // Each command loads only what it needs: a short command (`todos`, `write`) must not pay for
@@ -344,6 +345,7 @@ export function buildProgram(): Command {
 
   addClusterCommand(program);
   addReleaseCommand(program);
+  addMcpCommand(program);
   addModelServerCommand(program);
   addAgentCommands(program, withClient);
   return program;

@@ -12,6 +12,7 @@ import { guardRequests } from './request-guards';
 import { meterRequests } from './request-metrics';
 import { notFoundOrNotAllowed } from './method-not-allowed';
 import { agentRoutes } from './routes/agent';
+import { mcpRoutes } from './routes/mcp';
 import { metricsRoutes } from './routes/metrics';
 import { forkRoutes } from './routes/fork';
 import { sessionEventRoutes } from './routes/session-events';
@@ -56,6 +57,8 @@ export interface HttpAppOptions {
    * `GET /metrics`; a registry of its own unless given.
    */
   metrics?: Registry;
+  /** This package's version, as the MCP endpoint's `serverInfo` names it. */
+  version?: string;
   /** Traces (`startTracing(…)`): a server span for each request that changes something. */
   tracing?: RequestTracing;
   /**
@@ -77,7 +80,7 @@ const CONTENT_TYPES: Record<string, string> = {
  * very route declarations that validate the requests (`routes/`). Errors are JSON
  * `{ "error": …, "code": … }`, mapped in one place (`http-errors.ts`).
  */
-export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hub: StreamHub; hosts: AllowedHosts } {
+export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hub: StreamHub; hosts: AllowedHosts; mcp: { close: () => Promise<void> } } {
   const { client } = options;
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const reader = new SessionReader(client, options.pollMs, timeout);
@@ -113,11 +116,12 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
     c.res.headers.set('X-Content-Type-Options', 'nosniff');
     c.res.headers.set('Referrer-Policy', 'no-referrer');
   });
+  const bodyLimitBytes = options.bodyLimitBytes ?? 1024 * 1024;
   guardRequests(app, {
     hosts,
     corsOrigins: options.corsOrigins ?? [],
     token: options.token,
-    bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
+    bodyLimitBytes,
     isPublic: (path) => path === '/healthz' || path in STATIC_FILES,
   });
 
@@ -139,7 +143,8 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   sessionEventRoutes(app, { reader, schemas });
   metricsRoutes(app, registry);
   sessionStreamRoutes(app, { reader, hub, schemas });
-  return { app, reader, hub, hosts };
+  const mcp = mcpRoutes(app, { client, reader, policy: options.policy, corsOrigins: options.corsOrigins ?? [], bodyLimitBytes, schemas, version: options.version ?? '0.0.0' });
+  return { app, reader, hub, hosts, mcp };
 }
 
 /** Where the dashboard's files are: next to this module in the sources, copied there by the build. */

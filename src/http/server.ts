@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { packageVersion } from '../config/package-version';
 import { createHttpApp, type HttpAppOptions } from './app';
 
 /** A running HTTP service. */
@@ -18,7 +19,7 @@ export interface HttpServer {
  * @throws InvalidSettingError for a malformed `allowedHosts` entry or token.
  */
 export async function startHttpServer(options: HttpAppOptions & { port?: number; host?: string }): Promise<HttpServer> {
-  const { app, reader, hub, hosts } = createHttpApp(options);
+  const { app, reader, hub, hosts, mcp } = createHttpApp({ version: packageVersion(), ...options });
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 8080, hostname: host }, (info: AddressInfo) => {
@@ -31,6 +32,7 @@ export async function startHttpServer(options: HttpAppOptions & { port?: number;
           new Promise<void>((done) => {
             reader.close();
             hub.close();
+            void mcp.close();
             if ('closeAllConnections' in server) (server as { closeAllConnections(): void }).closeAllConnections();
             server.close(() => done());
           }),
