@@ -52,7 +52,7 @@ const CLUSTER_SUITE = 'test/cluster';
  * its security, search attributes and the listing (visibility queries, which SQL visibility
  * answers, not the dev server's SQLite), hostile clients, the agent loop, and streaming (the
  * companion stream's signals, long-poll updates and signal-with-start, and that a stream is never
- * listed as a session).
+ * listed as a session), and sessions served over MCP (an MCP client's writes are the same Updates).
  *
  * Left out, because the server is not what they test: `test/unit` and `test/replay` (no server,
  * or recorded histories replayed in the worker), `test/bad-input` (694 inputs refused by the
@@ -75,6 +75,7 @@ const CLUSTER_FILES = [
   'test/integration/hostile-clients.test.ts',
   'test/integration/agent-loop.test.ts',
   'test/integration/streaming.test.ts',
+  'test/integration/mcp.test.ts',
 ];
 
 function testFilesIn(dirs: readonly string[]): string[] {

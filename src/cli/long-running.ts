@@ -237,6 +237,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
         ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         `  Metrics (Prometheus): worker ${metrics?.url ?? 'off'}, HTTP service ${http.url}/metrics`,
+        `  MCP (for an agent CLI's plan): ${http.url}/sessions/<id>/mcp, or npx agent-sessions mcp --session <id> on stdio (see docs/mcp.md)`,
         ...(jaeger !== undefined ? jaegerLines(jaeger) : tracing !== undefined ? [`  Traces: to ${tracing.settings.endpoint} as ${tracing.serviceName}`] : []),
         'Try, in another terminal:',
         `  ${env}${otlp}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,

@@ -9,7 +9,7 @@
  *     for any text on that line); an explanation goes at the end of the command's line instead;
  *   - `npx agent-sessions` and `agent-sessions` run `bin/agent-sessions.js` of this checkout,
  *     `temporal` the Temporal CLI the tests use; commands that do not end (`npm start`, `dev`,
- *     `up`, `worker`, `serve`, `cluster`, `model-server`) belong in ```text blocks and fail here.
+ *     `up`, `worker`, `serve`, `cluster`, `model-server`, `mcp`) belong in ```text blocks and fail here.
  *
  * Needs `npm run build` first, as `npm test` does: the CLI runs `dist/` (without it, bin/ falls
  * back to the sources through tsx, where the commands that load a module on demand, such as
@@ -30,7 +30,7 @@ import { fencedBlocks } from '../markdown';
 const FILES = ['README.md', 'docs/cli.md'];
 
 /** Commands that run until stopped: shown in the docs, never run by a test. */
-const LONG_RUNNING = /^(?:npm\b|(?:npx\s+)?agent-sessions\s+(?:dev|up|worker|serve|cluster|model-server)\b)/;
+const LONG_RUNNING = /^(?:npm\b|(?:npx\s+)?agent-sessions\s+(?:dev|up|worker|serve|cluster|model-server|mcp)\b)/;
 
 /** One command of a docs file, with what it must do. */
 interface DocCommand {

@@ -322,6 +322,46 @@ describe('over Streamable HTTP (/sessions/{id}/mcp)', () => {
     assert.equal((await fetch(url, { method: 'POST', headers: { ...auth, Origin: 'http://evil.example' }, body: call })).status, 403);
     await assert.rejects(bed.client.todos(id), /no session/);
   });
+
+  test('a GET (the 2025 stream, not served statelessly) is 405, a body over the limit is 413, and the endpoint goes on serving', async () => {
+    const id = uniqueId('mcp-http-limits');
+    const url = `${bed.http.url}/sessions/${id}/mcp`;
+    const auth = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKEN}` };
+    const get = await fetch(url, { headers: { Accept: 'text/event-stream', Authorization: `Bearer ${TOKEN}` } });
+    assert.equal(get.status, 405);
+    assert.match(get.headers.get('Allow') ?? '', /POST/);
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'todo_write', arguments: { todos: Array.from({ length: 2_000 }, (_, i) => todo(`${i} ${'x'.repeat(1000)}`)) } },
+    });
+    const tooLarge = await fetch(url, { method: 'POST', headers: auth, body: huge });
+    assert.equal(tooLarge.status, 413);
+    assert.match(((await tooLarge.json()) as { error: string }).error, /larger than 1048576 bytes/);
+    const client = await httpClient(id);
+    try {
+      assert.equal(text(await client.callTool({ name: 'todo_write', arguments: { todos: [todo('Still served')] } })), 'Updated todo list: 1 pending, 0 in progress, 0 completed');
+    } finally {
+      await client.close();
+    }
+    assert.equal(await acceptedWrites(id), 1);
+  });
+
+  test("a subagent's session is served at its URL-encoded id", async () => {
+    const parent = uniqueId('mcp-parent');
+    await bed.client.start(parent);
+    const child = await bed.client.spawnSubagent(parent, { name: 'reviewer' });
+    const client = await httpClient(child.sessionId);
+    try {
+      assert.equal(text(await client.callTool({ name: 'todo_write', arguments: { todos: [todo('Review', 'in_progress')] } })), 'Updated todo list: 0 pending, 1 in progress, 0 completed');
+      const { resources } = await client.listResources();
+      assert.equal(resources[0]!.uri, `session://${encodeURIComponent(child.sessionId)}/todos`);
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(await bed.client.todos(child.sessionId), [todo('Review', 'in_progress')]);
+  });
 });
 
 /** A POST with a `Host` of the caller's choosing (fetch cannot set one). */
