@@ -136,8 +136,9 @@ export default tseslint.config(
   {
     // The CLI, the HTTP service and library users load the client without the worker's native
     // core; replay and the dev server are reached through their own entry points. The metrics
-    // are the HTTP service's as much as the worker's, so they load no worker code either.
-    files: ['src/client/**/*.ts', 'src/http/**/*.ts', 'src/metrics/**/*.ts'],
+    // are the HTTP service's as much as the worker's, so they load no worker code either; the MCP
+    // server runs in the CLI (`mcp`) and the HTTP service.
+    files: ['src/client/**/*.ts', 'src/http/**/*.ts', 'src/metrics/**/*.ts', 'src/mcp/**/*.ts'],
     rules: {
       'no-restricted-imports': layerImports({
         refused: [

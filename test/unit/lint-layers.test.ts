@@ -107,6 +107,8 @@ layer('src/http', { refused: CLIENT_REFUSED, allowed: [...CLIENT_ALLOWED, 'hono'
 
 layer('src/metrics', { refused: CLIENT_REFUSED, allowed: ['prom-client', '../client/errors'] });
 
+layer('src/mcp', { refused: CLIENT_REFUSED, allowed: [...CLIENT_ALLOWED, '@modelcontextprotocol/server', '../client', '../session'] });
+
 test('clients may not import worker code even as types', async () => {
   await assertRefused('src/client', typeImport('../worker/replay'), '../worker/replay');
 });
