@@ -101,6 +101,14 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
     await next();
   });
 
+  const jsonRpcMessage = z.object({ jsonrpc: z.literal('2.0') }).passthrough().openapi('JsonRpcMessage');
+  const jsonRpcError = z
+    .object({
+      jsonrpc: z.literal('2.0'),
+      id: z.union([z.string(), z.number(), z.null()]),
+      error: z.object({ code: z.number().int(), message: z.string() }).passthrough(),
+    })
+    .openapi('JsonRpcError');
   app.openapi(
     createRoute({
       method: 'post',
@@ -113,19 +121,22 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
         params,
         body: {
           required: true,
-          content: { 'application/json': { schema: z.object({ jsonrpc: z.literal('2.0') }).passthrough().openapi('JsonRpcMessage') } },
+          content: { 'application/json': { schema: jsonRpcMessage } },
         },
       },
       responses: {
         200: {
           description: 'The JSON-RPC answer, as JSON or as a stream of Server-Sent Events',
-          content: { 'application/json': { schema: z.object({ jsonrpc: z.literal('2.0') }).passthrough() }, 'text/event-stream': { schema: z.string() } },
+          content: { 'application/json': { schema: jsonRpcMessage }, 'text/event-stream': { schema: z.string() } },
         },
         202: { description: 'A notification or a response, accepted' },
-        400: json(options.schemas.error, 'Not a JSON-RPC message, or a header the transport needs is missing'),
+        400: {
+          description: 'Not a JSON-RPC message (a JSON-RPC error from the MCP transport), or not an object (the service\'s own error)',
+          content: { 'application/json': { schema: z.union([jsonRpcError, options.schemas.error]) } },
+        },
         401: json(options.schemas.error, 'Missing or wrong bearer token'),
         403: json(options.schemas.error, 'An Origin that is neither this service nor a configured one'),
-        406: { description: 'The Accept header does not take both application/json and text/event-stream' },
+        406: json(jsonRpcError, 'The Accept header does not take both application/json and text/event-stream'),
         413: json(options.schemas.error, 'Body larger than the limit'),
         415: json(options.schemas.error, 'Body not JSON'),
         421: json(options.schemas.error, 'A Host this service does not answer to'),
