@@ -10,7 +10,8 @@
  * Measurements: creation, latency, query, http, throughput, replay, bytes, long, listing, tree, cli,
  * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes),
  * traces (todo_write and a chat turn with tracing unset and exported to a local collector; a worker's memory after 10,000 traced writes),
- * streaming (the model's words to SSE readers: first words, every word once, history per turn, writes while 20 sessions stream).
+ * streaming (the model's words to SSE readers: first words, every word once, history per turn, writes while 20 sessions stream),
+ * mcp (todo_write as an MCP tools/call over Streamable HTTP next to POST …/todo_write; `agent-sessions mcp` from spawn to tools/list next to `todos --json`).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -23,6 +24,7 @@ import { measureCreation } from './creation';
 import { measureHttp } from './http';
 import { measureLatency, measureQuery } from './latency';
 import { measureListing } from './listing';
+import { measureMcp } from './mcp';
 import { measureReplay } from './replay';
 import { machineInfo, renderTable, versions, writeResults, type MeasurementResult } from './report';
 import { measureRelease } from './release';
@@ -49,6 +51,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   scale: measureScale,
   traces: measureTraces,
   streaming: measureStreaming,
+  mcp: measureMcp,
 };
 
 interface BenchOptions {
