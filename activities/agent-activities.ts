@@ -5,7 +5,7 @@ import { SessionClient } from '../src/client/session-client';
 import { streamPublisher } from '../src/client/session-stream';
 import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError, type RequestRejectedError } from '../src/client/errors';
-import { AGENT_DEFAULTS, type AgentSettings } from '../src/config/agent-settings';
+import { AGENT_DEFAULTS, DEFAULT_APPROVE_TOOLS, matchesToolPattern, type AgentSettings } from '../src/config/agent-settings';
 import { AgentLoopMetrics } from '../src/metrics';
 import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/todo';
 import { sessionCloseSignal, turnEndSignal, turnStartSignal } from '../workflows/messages';
@@ -14,6 +14,9 @@ import { UNTRACED_TOOL, type AgentSpans, type ToolCallRequest, type ToolSpan } f
 import { withHeartbeat } from './heartbeat';
 import { meteredModelCall } from './metered-model-call';
 import { modelCaller } from './model-call';
+import type { McpPool } from './mcp-pool';
+import { callMcpTool } from './mcp-call';
+import { listMcpTools, parseMcpToolName } from './mcp-tools';
 import { parseToolArguments, SPAWN_SUBAGENT_TOOL_NAME, spawnSubagentArgsSchema, ToolRegistry } from './tool-registry';
 
 /**
@@ -39,6 +42,8 @@ export interface AgentActivitiesOptions {
   metrics?: Registry;
   /** The tracer of model and tool calls, on a worker that exports traces; absent, nothing is traced. */
   spans?: AgentSpans;
+  /** The worker's MCP servers (from `agent.mcpServers`), connected once per worker; absent, no MCP tools. */
+  mcp?: McpPool;
 }
 
 /** What the model is told it is. Our own words; the tools' descriptions carry the details. */
@@ -59,8 +64,9 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
     maxSteps: agent.maxSteps ?? AGENT_DEFAULTS.maxSteps,
     maxContextChars: agent.maxContextChars ?? AGENT_DEFAULTS.maxContextChars,
     nudge: agent.nudge ?? AGENT_DEFAULTS.nudge,
-    approveTools: [...(agent.approveTools ?? [])],
+    approveTools: [...(agent.approveTools ?? DEFAULT_APPROVE_TOOLS)],
     ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
+    ...(agent.mcpServers !== undefined ? { mcpServers: agent.mcpServers } : {}),
     stream: agent.stream ?? AGENT_DEFAULTS.stream,
     streamBatchMs: agent.streamBatchMs ?? AGENT_DEFAULTS.streamBatchMs,
   };
@@ -83,10 +89,11 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     maxSteps: settings.maxSteps,
     maxContextChars: settings.maxContextChars,
     nudge: settings.nudge,
-    approveTools: [...settings.approveTools],
+    approveTools: approvedAmong(registry.definitions().map((tool) => tool.function.name), settings.approveTools),
     tools: registry.definitions(),
     places: registry.places(),
   };
+  const mcp = options.mcp;
   const metrics = new AgentLoopMetrics(options.metrics ?? new Registry());
   const callModel = modelCaller(
     {
@@ -111,7 +118,18 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       // A retry after the signal landed must not start a second turn: look first.
       const current = await sessions().session(sessionId);
       if (current.turn < turn) await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
-      return turnSettings;
+      if (mcp === undefined) return turnSettings;
+      // What the servers offer now is read here, once per turn, so history records what the
+      // model was offered and a replay asks no server.
+      const listing = await withHeartbeat(() => listMcpTools(mcp));
+      const tools = [...turnSettings.tools, ...listing.definitions];
+      return {
+        ...turnSettings,
+        systemPrompt: [turnSettings.systemPrompt, ...listing.notes].join('\n'),
+        tools,
+        places: { ...turnSettings.places, ...Object.fromEntries(listing.definitions.map((tool) => [tool.function.name, 'worker' as const])) },
+        approveTools: approvedAmong(tools.map((tool) => tool.function.name), settings.approveTools),
+      };
     },
 
     async releaseTarget({ sessionId }) {
@@ -177,8 +195,23 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       }),
 
     runTool: ({ sessionId, callId, name, arguments: text }) =>
-      toolCall({ sessionId, callId, name, arguments: text }, () => withHeartbeat(() => registry.run(name, text, { sessionId, callId }))),
+      toolCall({ sessionId, callId, name, arguments: text }, () =>
+        withHeartbeat(() =>
+          mcp !== undefined && parseMcpToolName(name) !== undefined
+            ? callMcpTool(mcp, name, text, { idempotencyKey: `mcp:${activityKey()}` })
+            : registry.run(name, text, { sessionId, callId }),
+        ),
+      ),
   };
+}
+
+/**
+ * The offered tools that wait for a person: those named by, or matching, the patterns of
+ * `AGENT_SESSIONS_APPROVE_TOOLS`. Matched here, in the turn's settings, so the workflow only
+ * ever compares names and a replay reads the list the turn began with.
+ */
+function approvedAmong(names: readonly string[], patterns: readonly string[]): string[] {
+  return [...new Set([...patterns.filter((pattern) => !pattern.includes('*')), ...names.filter((name) => matchesToolPattern(name, patterns))])];
 }
 
 /** Every rule a refusal broke, the first first, each once. */

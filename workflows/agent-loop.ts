@@ -34,8 +34,10 @@ const model = proxyActivities<AgentActivities>({
   },
 });
 
+// An MCP tool may run as long as its server's timeoutMs (at most an hour); the heartbeat, not
+// this limit, is what notices a worker that died in the middle of a call.
 const tools = proxyActivities<AgentActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '65 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 8 },
 });

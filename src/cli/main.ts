@@ -53,7 +53,8 @@ export function buildProgram(): Command {
         "Agent loop (environment): OPENAI_BASE_URL (default OpenAI's endpoint), OPENAI_API_KEY, " +
         `AGENT_SESSIONS_MODEL (default ${AGENT_DEFAULTS.model}), AGENT_SESSIONS_MAX_STEPS (default ${AGENT_DEFAULTS.maxSteps}),\n` +
         `AGENT_SESSIONS_MAX_CONTEXT_CHARS (default ${AGENT_DEFAULTS.maxContextChars}), AGENT_SESSIONS_NUDGE (default ${AGENT_DEFAULTS.nudge}), ` +
-        'AGENT_SESSIONS_APPROVE_TOOLS (tool names, comma-separated), AGENT_SESSIONS_WORKSPACE (folder of the file tools).',
+        'AGENT_SESSIONS_APPROVE_TOOLS (tool names or patterns, comma-separated; default mcp__*, none for none), AGENT_SESSIONS_WORKSPACE (folder of the file tools),\n' +
+          'AGENT_SESSIONS_MCP_CONFIG (a JSON file {"mcpServers": {...}}: MCP servers the agent takes tools from).',
     )
     .showHelpAfterError('(run with --help for usage)')
     // The command's span is named after it: `agent-sessions chat` is the root of the turn it begins.

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidSettingError } from '../client/errors';
+import { loadMcpServers, type McpServerConfig } from './mcp-servers';
 import { booleanSetting, integerSetting, listSetting, nonEmpty } from './setting-values';
 
 /**
@@ -21,8 +22,14 @@ export interface AgentSettings {
   maxContextChars: number;
   /** `AGENT_SESSIONS_NUDGE`: nudge the model once when it ends a turn with todos still open. */
   nudge: boolean;
-  /** `AGENT_SESSIONS_APPROVE_TOOLS`: tools whose calls wait for a person's approval. */
+  /**
+   * `AGENT_SESSIONS_APPROVE_TOOLS`: the tools whose calls wait for a person's approval, as names
+   * or patterns with `*` (`mcp__fs__*`). Unset: {@link DEFAULT_APPROVE_TOOLS}, every MCP tool;
+   * `none`: no tool waits.
+   */
   approveTools: string[];
+  /** `AGENT_SESSIONS_MCP_CONFIG`: the MCP servers the agent takes tools from; absent, none. */
+  mcpServers?: McpServerConfig[];
   /** `AGENT_SESSIONS_WORKSPACE`: the folder file tools work in (absolute); absent means no file tools. */
   workspace?: string;
   /** `AGENT_SESSIONS_STREAM`: ask the model for streamed answers and publish their words to the session's stream. */
@@ -42,11 +49,18 @@ export const AGENT_DEFAULTS = Object.freeze({
   streamBatchMs: 200,
 });
 
+/**
+ * The tools that wait for a person when `AGENT_SESSIONS_APPROVE_TOOLS` is unset: every tool of
+ * an MCP server. A server's annotations (`readOnlyHint`, `destructiveHint`) are its own claims,
+ * not proof, so nothing a server offers runs unasked until the operator says which may.
+ */
+export const DEFAULT_APPROVE_TOOLS: readonly string[] = Object.freeze(['mcp__*']);
+
 /** The smallest context the loop can work in: the tool definitions, the plan and one exchange. */
 export const MIN_CONTEXT_CHARS = 2000;
 
-/** What OpenAI accepts as a function (tool) name. */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A tool name OpenAI accepts, or a pattern of one with `*` standing for any run of characters. */
+const TOOL_PATTERN = /^[A-Za-z0-9_*-]{1,64}$/;
 
 /**
  * Reads the agent settings from `env`.
@@ -64,14 +78,10 @@ export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = proce
   if (!/^\S{1,200}$/.test(model)) {
     throw new InvalidSettingError(`AGENT_SESSIONS_MODEL must be a model name of at most 200 characters without spaces, e.g. ${AGENT_DEFAULTS.model}, got ${JSON.stringify(env.AGENT_SESSIONS_MODEL)}`);
   }
-  const approveTools = [...new Set(listSetting(env.AGENT_SESSIONS_APPROVE_TOOLS))];
-  const badTool = approveTools.find((name) => !TOOL_NAME.test(name));
-  if (badTool !== undefined) {
-    throw new InvalidSettingError(
-      `AGENT_SESSIONS_APPROVE_TOOLS must list tool names separated by commas (each 1-64 letters, digits, _ or -), got ${JSON.stringify(badTool)}`,
-    );
-  }
+  const approveTools = approveToolsSetting(env.AGENT_SESSIONS_APPROVE_TOOLS);
   const workspace = workspaceSetting(env.AGENT_SESSIONS_WORKSPACE, cwd);
+  const mcpConfig = nonEmpty(env.AGENT_SESSIONS_MCP_CONFIG);
+  const mcpServers = mcpConfig !== undefined ? loadMcpServers(resolve(cwd, mcpConfig), env) : undefined;
   return {
     ...(baseUrl !== undefined ? { baseUrl } : {}),
     apiKey: () => apiKey,
@@ -83,10 +93,33 @@ export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = proce
     nudge: booleanSetting('AGENT_SESSIONS_NUDGE', env.AGENT_SESSIONS_NUDGE) ?? AGENT_DEFAULTS.nudge,
     approveTools,
     ...(workspace !== undefined ? { workspace } : {}),
+    ...(mcpServers !== undefined ? { mcpServers } : {}),
     stream: booleanSetting('AGENT_SESSIONS_STREAM', env.AGENT_SESSIONS_STREAM) ?? AGENT_DEFAULTS.stream,
     streamBatchMs:
       integerSetting('AGENT_SESSIONS_STREAM_BATCH_MS', env.AGENT_SESSIONS_STREAM_BATCH_MS, { min: 10, max: 10_000 }, 'milliseconds') ?? AGENT_DEFAULTS.streamBatchMs,
   };
+}
+
+/** `AGENT_SESSIONS_APPROVE_TOOLS`: names and patterns, each once; unset, the default; `none`, nothing. */
+function approveToolsSetting(raw: string | undefined): string[] {
+  // Blank counts as unset, as compose writes an unset default.
+  const given = nonEmpty(raw);
+  if (given === undefined) return [...DEFAULT_APPROVE_TOOLS];
+  if (given.trim().toLowerCase() === 'none') return [];
+  const patterns = [...new Set(listSetting(given))];
+  const bad = patterns.find((pattern) => !TOOL_PATTERN.test(pattern));
+  if (bad !== undefined) {
+    throw new InvalidSettingError(
+      `AGENT_SESSIONS_APPROVE_TOOLS must list tool names or patterns separated by commas (each 1-64 letters, digits, _, - or *, e.g. mcp__fs__*), or none, got ${JSON.stringify(bad)}`,
+    );
+  }
+  return patterns;
+}
+
+/** Whether `name` is one of `patterns` (a `*` stands for any run of characters). */
+export function matchesToolPattern(name: string, patterns: readonly string[]): boolean {
+  // A pattern holds only letters, digits, _, - and *: nothing else a regular expression reads.
+  return patterns.some((pattern) => new RegExp(`^${pattern.split('*').join('.*')}$`).test(name));
 }
 
 function baseUrlSetting(raw: string | undefined): string | undefined {

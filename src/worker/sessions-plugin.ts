@@ -1,5 +1,7 @@
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@temporalio/worker';
+import type { BundleOptions, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
+import { McpPool } from '../../activities/mcp-pool';
+import { packageVersion } from '../config/package-version';
 import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
 import { createForkActivities, type ForkActivitiesOptions } from '../../activities/fork-activities';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
@@ -42,16 +44,32 @@ export class AgentSessionsPlugin extends SimplePlugin {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
     const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
     const { cacheDir, tracing, ...agent } = options;
+    // One pool of MCP connections per worker, closed when the worker stops (runWorker below).
+    const servers = agent.agent?.mcpServers ?? [];
+    const mcp = servers.length > 0 ? new McpPool(servers, undefined, packageVersion()) : undefined;
     // SimplePlugin appends these to the activities the worker was given: a user's own stay.
     super({
       name: 'agent-sessions',
       activities: {
-        ...createAgentActivities({ ...agent, policy: fixed }),
+        ...createAgentActivities({ ...agent, policy: fixed, ...(mcp !== undefined ? { mcp } : {}) }),
         ...createForkActivities({ policy: fixed, ...(cacheDir !== undefined ? { cacheDir } : {}) }),
       },
     });
     this.policy = fixed;
     this.tracing = tracing === true;
+    this.mcp = mcp;
+  }
+
+  /** The worker's MCP servers, when it has any. */
+  readonly mcp: McpPool | undefined;
+
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      // Stops the stdio servers this worker started; an HTTP server's connection is let go.
+      await this.mcp?.close();
+    }
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {

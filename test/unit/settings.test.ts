@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { inspect } from 'node:util';
 import { InvalidSettingError } from '../../src/client/errors';
 import { AGENT_DEFAULTS, loadSettings, requirePolicy, TEMPORAL_DEFAULTS, type Settings } from '../../src/config';
+import { matchesToolPattern } from '../../src/config/agent-settings';
 
 const ROOT = join(__dirname, '..', '..');
 const CWD = join(tmpdir(), 'agent-sessions-settings-cwd');
@@ -50,7 +51,7 @@ test('an empty environment gives the documented defaults and no policy', () => {
   assert.deepEqual(settings.paths, { cacheDir: join(homedir(), '.cache', 'agent-sessions'), dataDir: join(CWD, 'data') });
   const { apiKey, ...agent } = settings.agent;
   assert.equal(apiKey(), undefined);
-  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: [], stream: true, streamBatchMs: 200 });
+  assert.deepEqual(agent, { model: 'gpt-4o-mini', maxSteps: 25, maxContextChars: 100_000, nudge: true, approveTools: ['mcp__*'], stream: true, streamBatchMs: 200 });
 });
 
 test('empty and blank variables count as unset, as compose writes them for an unset default', () => {
@@ -249,9 +250,22 @@ describe('the agent loop', () => {
     }
   });
 
-  test('AGENT_SESSIONS_APPROVE_TOOLS lists tool names OpenAI accepts, once each', () => {
+  test('AGENT_SESSIONS_APPROVE_TOOLS lists tool names OpenAI accepts or patterns of them, once each; unset, every MCP tool; none, nothing', () => {
     assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: 'shell, write_file,shell,' }).agent.approveTools, ['shell', 'write_file']);
+    assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: 'mcp__fs__write_*,mcp__git__*' }).agent.approveTools, ['mcp__fs__write_*', 'mcp__git__*']);
+    assert.deepEqual(load({}).agent.approveTools, ['mcp__*']);
+    assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: ' ' }).agent.approveTools, ['mcp__*']);
+    assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: 'none' }).agent.approveTools, []);
     assertRefused({ AGENT_SESSIONS_APPROVE_TOOLS: 'shell,rm -rf' }, /^AGENT_SESSIONS_APPROVE_TOOLS must list tool names .* got "rm -rf"$/);
+  });
+
+  test('a tool pattern matches whole names, * standing for any run of characters', () => {
+    assert.ok(matchesToolPattern('mcp__fs__write_file', ['mcp__*']));
+    assert.ok(matchesToolPattern('mcp__fs__write_file', ['mcp__fs__write_*']));
+    assert.ok(!matchesToolPattern('mcp__fs__read_file', ['mcp__fs__write_*']));
+    assert.ok(!matchesToolPattern('xmcp__fs__read_file', ['mcp__*']));
+    assert.ok(matchesToolPattern('read_file', ['read_file']));
+    assert.ok(!matchesToolPattern('read_files', ['read_file']));
   });
 
   test('AGENT_SESSIONS_WORKSPACE is an existing folder, made absolute', () => {

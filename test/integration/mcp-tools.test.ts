@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import type { TurnSettings } from '../../activities/agent-contract';
+import type { SessionClient } from '../../src/client';
+import type { McpServerConfig } from '../../src/config/mcp-servers';
+import { historyEventsJson } from '../../src/history';
+import { findFreePort } from '../../src/devserver';
+import type { ScriptJson } from '../../src/model-server';
+import type { ChatMessage, SessionSnapshot, TurnOutcome } from '../../src/session';
+import { ROOT, startTestBed, uniqueId } from '../helpers';
+
+const POLICY = { allowParallelInProgress: true };
+const FILESYSTEM_SERVER = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+const EVERYTHING_SERVER = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-tools-')));
+const notes = join(workspace, 'notes.txt');
+
+/** Every step of the scripted model: what it expects to have been told, and the call it makes next. */
+const script: ScriptJson = {
+  description: 'An agent that uses MCP tools: a file written and read back, a long call with progress, a call the server refuses.',
+  model: 'scripted-mcp-tools',
+  conversations: [
+    {
+      name: 'files',
+      match: { firstUserMessage: 'Write the notes' },
+      steps: [
+        {
+          expect: { toolsInclude: ['mcp__fs__write_file', 'mcp__fs__read_text_file', 'mcp__everything__trigger-long-running-operation'] },
+          respond: { tool_calls: [{ name: 'mcp__fs__write_file', arguments: { path: notes, content: 'durable notes\n' } }] },
+        },
+        {
+          expect: { lastMessage: { role: 'tool', contentMatches: 'Successfully wrote' } },
+          respond: { tool_calls: [{ name: 'mcp__fs__read_text_file', arguments: { path: notes } }] },
+        },
+        { expect: { lastMessage: { role: 'tool', contentMatches: '^durable notes' } }, respond: { content: 'The notes are written and read back.' } },
+      ],
+    },
+    {
+      name: 'long',
+      match: { firstUserMessage: 'Run the long operation' },
+      steps: [
+        { respond: { tool_calls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 3, steps: 3 } }] } },
+        { expect: { lastMessage: { role: 'tool', contentMatches: 'completed' } }, respond: { tool_calls: [{ name: 'mcp__everything__get-sum', arguments: { a: 'one' } }] } },
+        { expect: { lastMessage: { role: 'tool', contentMatches: '.' } }, respond: { content: 'Done, with one refused call.' } },
+      ],
+    },
+    {
+      name: 'slow',
+      match: { firstUserMessage: 'Start a slow operation' },
+      steps: [
+        { respond: { tool_calls: [{ name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } }] } },
+        { respond: { content: 'never reached' } },
+      ],
+    },
+  ],
+};
+
+let everything: ChildProcess;
+let everythingUrl: string;
+
+before(async () => {
+  const port = await findFreePort();
+  everything = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  everythingUrl = `http://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const answered = await fetch(everythingUrl, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
+    if (answered) break;
+    if (Date.now() > deadline) throw new Error('server-everything did not start listening within 30 s');
+    await sleep(200);
+  }
+});
+
+after(() => {
+  everything?.kill();
+});
+
+/** The servers of the worker: the filesystem server over stdio, server-everything over Streamable HTTP, and one that exits at start. */
+function servers(): McpServerConfig[] {
+  return [
+    { name: 'fs', transport: { kind: 'stdio', command: process.execPath, args: [FILESYSTEM_SERVER, workspace], env: {} }, callTimeoutMs: 60_000 },
+    { name: 'everything', transport: { kind: 'http', url: everythingUrl, headers: {} }, callTimeoutMs: 60_000 },
+    { name: 'broken', transport: { kind: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'], env: {} }, callTimeoutMs: 60_000 },
+  ];
+}
+
+async function waitForSession(client: SessionClient, sessionId: string, done: (s: SessionSnapshot) => boolean, timeoutMs = 60_000): Promise<SessionSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  let last: SessionSnapshot | undefined;
+  while (Date.now() < deadline) {
+    last = await client.session(sessionId).catch(() => undefined);
+    if (last !== undefined && done(last)) return last;
+    await sleep(100);
+  }
+  assert.fail(`session ${sessionId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last?.agent)}`);
+}
+
+async function turnOf(client: SessionClient, sessionId: string, messageId: number): Promise<TurnOutcome> {
+  const snapshot = await waitForSession(client, sessionId, (s) => s.agent.lastTurn?.messageId === messageId && s.agent.activity.state === 'idle' && !s.turnOpen);
+  return snapshot.agent.lastTurn!;
+}
+
+function toolResults(messages: ChatMessage[]): string[] {
+  return messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
+}
+
+/** The settings each turn began with, as the `beginTurn` activity's results in the session's history hold them. */
+async function turnSettingsInHistory(client: SessionClient, sessionId: string): Promise<TurnSettings[]> {
+  const events = historyEventsJson(await client.exportHistory(sessionId));
+  const scheduled = new Map<string, string>();
+  const settings: TurnSettings[] = [];
+  for (const event of events) {
+    const schedule = event.activityTaskScheduledEventAttributes as { activityType?: { name?: string } } | undefined;
+    if (schedule !== undefined) scheduled.set(String(event.eventId), schedule.activityType?.name ?? '');
+    const completed = event.activityTaskCompletedEventAttributes as { scheduledEventId?: string; result?: { payloads?: Array<{ data?: string }> } } | undefined;
+    if (completed !== undefined && scheduled.get(String(completed.scheduledEventId)) === 'beginTurn') {
+      settings.push(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!, 'base64').toString('utf8')) as TurnSettings);
+    }
+  }
+  return settings;
+}
+
+describe('MCP servers as the agent’s tools', () => {
+  test('the agent writes a file through the filesystem server (stdio) and reads it back; the history says what it was offered', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-files');
+      const { messageId } = await bed.client.sendMessage(id, 'Write the notes');
+      const outcome = await turnOf(bed.client, id, messageId);
+      assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
+      assert.equal(readFileSync(notes, 'utf8'), 'durable notes\n');
+      const results = toolResults((await bed.client.transcript(id)).messages);
+      assert.match(results[0]!, /Successfully wrote/);
+      assert.equal(results[1], 'durable notes\n');
+
+      const [settings] = await turnSettingsInHistory(bed.client, id);
+      const offered = settings!.tools.map((tool) => tool.function.name);
+      assert.ok(offered.includes('mcp__fs__write_file') && offered.includes('mcp__everything__echo'), offered.join(', '));
+      assert.ok(!offered.some((name) => name.startsWith('mcp__broken__')), 'a server that exits at start offers nothing');
+      assert.match(settings!.systemPrompt, /The tools of the MCP server "broken" are not available this turn: the MCP server broken could not be started or reached/);
+      assert.equal(settings!.places.mcp__fs__write_file, 'worker');
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test('a long call over Streamable HTTP reports progress and completes; a call the server refuses is a result the model reads', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-long');
+      const { messageId } = await bed.client.sendMessage(id, 'Run the long operation');
+      const outcome = await turnOf(bed.client, id, messageId);
+      assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
+      const results = toolResults((await bed.client.transcript(id)).messages);
+      assert.match(results[0]!, /Long running operation completed/);
+      assert.match(results[1]!, /Invalid arguments for tool get-sum/, 'the refusal names what was wrong');
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test('by default every MCP tool waits for a person: the call runs once approved', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-approve');
+      const { messageId } = await bed.client.sendMessage(id, 'Write the notes');
+      const waiting = await waitForSession(bed.client, id, (s) => s.agent.pendingApprovals.length > 0);
+      assert.equal(waiting.agent.pendingApprovals[0]!.name, 'mcp__fs__write_file');
+      await bed.client.approve(id, waiting.agent.pendingApprovals[0]!.callId);
+      const second = await waitForSession(bed.client, id, (s) => s.agent.pendingApprovals.some((p) => p.name === 'mcp__fs__read_text_file'));
+      await bed.client.approve(id, second.agent.pendingApprovals[0]!.callId);
+      assert.equal((await turnOf(bed.client, id, messageId)).reason, 'completed');
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test('an interrupt during a long call cancels it and the turn ends as interrupted', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-interrupt');
+      const { messageId } = await bed.client.sendMessage(id, 'Start a slow operation');
+      await waitForSession(bed.client, id, (s) => s.agent.activity.state === 'running-tools');
+      await sleep(1500);
+      const started = Date.now();
+      await bed.client.interrupt(id);
+      const outcome = await turnOf(bed.client, id, messageId);
+      assert.equal(outcome.reason, 'interrupted');
+      assert.ok(Date.now() - started < 30_000, 'the turn did not wait for the 60 s call');
+    } finally {
+      await bed.close();
+    }
+  });
+});
