@@ -4,12 +4,13 @@
  * the dashboard's read show, is refused with the rule's words when it breaks one (and the refused
  * write is not in history), and reads the list back after reconnecting.
  *
- * - OpenCode (npm `opencode-ai`), a real agent CLI run non-interactively (`opencode run`) with a
- *   project `opencode.json` that adds the session as an MCP server and points the agent at the
- *   scripted model, whose answers (the tool calls) come from {@link OPENCODE_SCRIPT}; every step of
- *   the script checks what the agent sent it, so a step answered means the model was shown the
- *   tool's result, the refusal's words among them.
- * - The official Python MCP SDK (PyPI `mcp`), test/fixtures/mcp-python-client.py.
+ * - OpenCode (npm `opencode-ai`, whose MCP client speaks the 2025-11-25 protocol), a real agent
+ *   CLI run non-interactively (`opencode run`) with a project `opencode.json` that adds the
+ *   session as an MCP server and points the agent at the scripted model, whose answers (the tool
+ *   calls) come from its script; every step of the script checks what the agent sent it, so a
+ *   step answered means the model was shown the tool's result, the refusal's words among them.
+ * - The official Python MCP SDK (PyPI `mcp`, which speaks 2026-07-28 to this server),
+ *   test/fixtures/mcp-python-client.py.
  *
  * Each over stdio (`agent-sessions mcp`) and over Streamable HTTP (`/sessions/{id}/mcp` with the
  * bearer token). Both are installed into the per-user cache on first use (test/foreign-mcp-clients.ts);
@@ -286,6 +287,8 @@ describe('the official Python MCP SDK', () => {
           : { transport, url: mcpUrl(id), token: TOKEN, ...writes };
 
       const report = await runPythonClient(config);
+      // The SDK's default mode finds the newest protocol; OpenCode (above) speaks the 2025-11-25 handshake.
+      assert.equal(report.protocolVersion, '2026-07-28');
       assert.equal(report.serverName, 'agent-sessions');
       assert.deepEqual(report.tools, ['todo_write', 'todo_read']);
       assert.deepEqual(report.accepted, { isError: false, text: ACCEPTED });
