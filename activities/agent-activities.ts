@@ -16,7 +16,7 @@ import { meteredModelCall } from './metered-model-call';
 import { modelCaller } from './model-call';
 import type { McpPool } from './mcp-pool';
 import { callMcpTool } from './mcp-call';
-import { listMcpTools, parseMcpToolName } from './mcp-tools';
+import { listMcpTools, parseMcpToolName, pinTools } from './mcp-tools';
 import { parseToolArguments, SPAWN_SUBAGENT_TOOL_NAME, spawnSubagentArgsSchema, ToolRegistry } from './tool-registry';
 
 /**
@@ -114,7 +114,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     spans !== undefined ? spans.toolCall(request, run) : run(UNTRACED_TOOL);
 
   return {
-    async beginTurn({ sessionId, messageId, turn }) {
+    async beginTurn({ sessionId, messageId, turn, pins }) {
       // A retry after the signal landed must not start a second turn: look first.
       const current = await sessions().session(sessionId);
       if (current.turn < turn) await session(sessionId).signal(turnStartSignal, { reason: `message ${messageId}` });
@@ -122,13 +122,17 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       // What the servers offer now is read here, once per turn, so history records what the
       // model was offered and a replay asks no server.
       const listing = await withHeartbeat(() => listMcpTools(mcp));
-      const tools = [...turnSettings.tools, ...listing.definitions];
+      const pinned = pinTools(listing.definitions, pins ?? {});
+      const tools = [...turnSettings.tools, ...pinned.offered];
+      const withheldNotes = pinned.withheld.map((tool) => `The tool ${tool.name} is withheld this turn: ${tool.reason}.`);
       return {
         ...turnSettings,
-        systemPrompt: [turnSettings.systemPrompt, ...listing.notes].join('\n'),
+        systemPrompt: [turnSettings.systemPrompt, ...listing.notes, ...withheldNotes].join('\n'),
         tools,
-        places: { ...turnSettings.places, ...Object.fromEntries(listing.definitions.map((tool) => [tool.function.name, 'worker' as const])) },
+        places: { ...turnSettings.places, ...Object.fromEntries(pinned.offered.map((tool) => [tool.function.name, 'worker' as const])) },
         approveTools: approvedAmong(tools.map((tool) => tool.function.name), settings.approveTools),
+        pins: pinned.pins,
+        withheld: pinned.withheld,
       };
     },
 

@@ -9,6 +9,7 @@
  * differently from the day the turn ran, whatever the workers run with today.
  */
 import type { ChatMessage, ToolCall, Usage } from '../src/session/agent-state';
+import type { WithheldTool } from '../src/session/tool-pins';
 
 /** An OpenAI-compatible function tool definition, as offered to the model. */
 export interface ToolDefinition {
@@ -35,6 +36,13 @@ export interface TurnSettings {
   tools: ToolDefinition[];
   /** Where each offered tool runs, by name. */
   places: Record<string, ToolPlace>;
+  /**
+   * The hash of each offered MCP tool's definition, with those pinned before: what the session
+   * trusts from now on. Absent from the answers of builds before MCP tools.
+   */
+  pins?: Record<string, string>;
+  /** The MCP tools not offered because their definitions differ from the pinned ones. */
+  withheld?: WithheldTool[];
 }
 
 /** What the model answered. */
@@ -62,9 +70,10 @@ export interface AgentActivities {
    * Marks the start of a turn in the session's log (the `turn/start` signal, so the offline
    * fold sees agent turns exactly as others) and answers the settings the turn runs with.
    * `turn` is the turn number the signal starts: a retry finds the session there already and
-   * sends nothing.
+   * sends nothing. `pins` are the definitions the session trusts (see {@link TurnSettings.pins}):
+   * an MCP tool whose definition differs from its pin is withheld.
    */
-  beginTurn(input: { sessionId: string; messageId: number; turn: number }): Promise<TurnSettings>;
+  beginTurn(input: { sessionId: string; messageId: number; turn: number; pins?: Record<string, string> }): Promise<TurnSettings>;
   /**
    * Marks the end of the turn in the session's log (the `turn/end` signal), and with `close`
    * closes the session the same way (the `session/close` signal): what a subagent does once it

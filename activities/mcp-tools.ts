@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import type { WithheldTool } from '../src/session/tool-pins';
 import { boundToolResult } from '../src/session/agent-context';
 import type { ToolDefinition, ToolOutcome } from './agent-contract';
 import { MCP_LIST_TIMEOUT_MS, type McpPool } from './mcp-pool';
@@ -65,6 +67,65 @@ export async function listMcpTools(pool: McpPool): Promise<McpToolListing> {
     }
   }
   return { definitions, notes };
+}
+
+/**
+ * The hash a session pins a tool's definition by: its description and its parameters' JSON
+ * Schema, keys in a fixed order, so the same definition always hashes the same.
+ */
+export function definitionHash(definition: ToolDefinition): string {
+  const { description, parameters } = definition.function;
+  return createHash('sha256').update(canonicalJson({ description, parameters })).digest('hex').slice(0, 32);
+}
+
+/** What a turn offers of the servers' tools, given the definitions the session trusts. */
+export interface PinnedTools {
+  /** The tools to offer: unpinned ones (pinned from now on) and those whose definition is the pinned one. */
+  offered: ToolDefinition[];
+  /** Every pin, the new ones added. */
+  pins: Record<string, string>;
+  /** The tools whose definition differs from their pin, not offered. */
+  withheld: WithheldTool[];
+}
+
+/**
+ * Holds each tool to the definition the session first offered: a tool seen for the first time
+ * is pinned and offered; one whose description or schema changed since is withheld until an
+ * operator accepts the new definition (`agent-sessions tools accept`). A server is not trusted
+ * to keep its word between listings.
+ */
+export function pinTools(definitions: readonly ToolDefinition[], pins: Readonly<Record<string, string>>): PinnedTools {
+  const next: Record<string, string> = { ...pins };
+  const offered: ToolDefinition[] = [];
+  const withheld: WithheldTool[] = [];
+  for (const definition of definitions) {
+    const name = definition.function.name;
+    const hash = definitionHash(definition);
+    const pinned = pins[name];
+    if (pinned === undefined) next[name] = hash;
+    if (pinned === undefined || pinned === hash) {
+      offered.push(definition);
+      continue;
+    }
+    withheld.push({
+      name,
+      reason: `its description or input schema changed since this session first offered it (definition ${pinned.slice(0, 12)} then, ${hash.slice(0, 12)} now); an operator must accept the new one`,
+      pinned,
+      offered: hash,
+    });
+  }
+  return { offered, pins: next, withheld };
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** A server's tool as an OpenAI function definition: its description and input schema as the server gave them. */

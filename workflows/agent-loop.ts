@@ -8,8 +8,8 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { AgentActivities, ToolOutcome, TurnSettings } from '../activities/agent-contract';
-import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
-import type { AgentActivity, AgentState, ChatMessage, QueuedMessage, SessionState, ToolCall, TurnEndReason, TurnOutcome } from '../src/session/workflow-api';
+import { addUsage, boundToolResult, compactConversation, INITIAL_AGENT_STATE, messagesForModel, nudgeMessage, pinsAfterAccept, RECENT_TURNS_KEPT } from '../src/session/workflow-api';
+import type { AgentActivity, AgentState, ChatMessage, QueuedMessage, SessionState, ToolCall, TurnEndReason, TurnOutcome, WithheldTool } from '../src/session/workflow-api';
 import { traceIdOf, traceTurn } from './turn-trace';
 
 // Bookkeeping: quick, retried until it works.
@@ -103,6 +103,16 @@ export class AgentLoop {
     this.scope?.cancel();
   }
 
+  /**
+   * Trusts the new definitions of withheld tools (checked by `tool/accept`'s validator): they are
+   * pinned as they are offered now and offered again from the next turn.
+   */
+  acceptTools(accepted: readonly WithheldTool[]): string[] {
+    const names = new Set(accepted.map((tool) => tool.name));
+    this.update({ toolPins: pinsAfterAccept(this.state.toolPins ?? {}, accepted), withheldTools: (this.state.withheldTools ?? []).filter((tool) => !names.has(tool.name)) });
+    return [...names];
+  }
+
   /** Records a person's decision on a waiting tool call. */
   decide(callId: string, approved: boolean, reason: string | undefined): void {
     this.decisions.set(callId, { approved, reason });
@@ -129,7 +139,10 @@ export class AgentLoop {
     // from it by the endTurn activity, never here, so a replay measures nothing.
     const startedAtMs = Date.now();
     this.update({ queue: rest, activity: { state: 'starting', messageId: message.id } });
-    const settings = await bookkeeping.beginTurn({ sessionId, messageId: message.id, turn: expectedTurn });
+    const settings = await bookkeeping.beginTurn({ sessionId, messageId: message.id, turn: expectedTurn, pins: this.state.toolPins ?? {} });
+    // The definitions this turn trusts, as the activity found them (recorded, so a replay reads
+    // the same); a turn begun by a build without MCP tools answers none and changes nothing.
+    if (settings.pins !== undefined) this.update({ toolPins: settings.pins, withheldTools: settings.withheld ?? [] });
     // The turn/start signal the activity sent has reached the session once its turn count moves.
     await condition(() => this.session.state().turn >= expectedTurn || this.session.state().closed);
     const turn = this.session.state().turn;

@@ -8,6 +8,7 @@ import type { TodoCounts, TodoItem, TodoList, TodoWriteArgs } from '../src/todo'
 import type { SessionInput, SessionSnapshot, SubagentSpawnInput, TodoWriteResult } from '../src/session';
 import type { ToolDecisionInput, UserMessageInput } from '../src/session/agent-requests';
 import type { ChatMessage, TurnOutcome, Usage } from '../src/session/agent-state';
+import type { ToolAcceptInput, ToolAcceptResult } from '../src/session/tool-pins';
 
 /** The workflow type of a session, as other clients name it. */
 export const SESSION_WORKFLOW_TYPE = 'agentSession';
@@ -128,6 +129,13 @@ export const toolApproveUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionI
 
 /** `tool/deny`: refuse a tool call that waits for a person; the model reads the denial as the tool's result. */
 export const toolDenyUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionInput]>('tool/deny');
+
+/**
+ * `tool/accept`: trust the new definitions of tools the session withholds because they changed
+ * after it first offered them (all of them, or those named); they are offered again from the
+ * next turn. Refused (`no-withheld-tool`) for a name that is not withheld.
+ */
+export const toolAcceptUpdate = defineUpdate<ToolAcceptResult, [ToolAcceptInput]>('tool/accept');
 
 /** `transcript`: the agent loop's conversation. */
 export const transcriptQuery = defineQuery<Transcript>('transcript');

@@ -20,6 +20,7 @@ import {
   acceptInterrupt,
   acceptSubagentSpawn,
   acceptTodoWrite,
+  acceptToolAccept,
   acceptToolDecision,
   acceptUserMessage,
   applySessionEvent,
@@ -48,6 +49,7 @@ import {
   type SessionState,
   type TodoCounts,
   type TodoWriteArgs,
+  type ToolAcceptInput,
 } from '../src/session/workflow-api';
 import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
@@ -64,6 +66,7 @@ import {
   subagentSpawnUpdate,
   todosQuery,
   todoWriteUpdate,
+  toolAcceptUpdate,
   toolApproveUpdate,
   toolDenyUpdate,
   transcriptQuery,
@@ -304,6 +307,12 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
       { validator: (input): void => asFailure('RequestRejected', () => void acceptToolDecision(update.name as 'tool/approve' | 'tool/deny', input, agent.state)) },
     );
   }
+
+  setHandler(
+    toolAcceptUpdate,
+    (input: ToolAcceptInput) => ({ accepted: agent.acceptTools(acceptToolAccept(input, agent.state.withheldTools ?? [])) }),
+    { validator: (input: ToolAcceptInput): void => asFailure('RequestRejected', () => void acceptToolAccept(input, agent.state.withheldTools ?? [])) },
+  );
 
   /** The input of the next run: the whole state, and the agent's once it has any. */
   // A fork's next runs keep where it came from, not the state it started with: that is carried.

@@ -13,6 +13,7 @@ import { addModelServerCommand } from './model-server-command';
 import { addAgentCommands } from './agent-commands';
 import { addReleaseCommand } from './release-command';
 import { addMcpCommand } from './mcp-command';
+import { addToolsCommand } from './tools-command';
 import { startTracing } from '../tracing';
 
 // Each command loads only what it needs: a short command (`todos`, `write`) must not pay for
@@ -248,9 +249,10 @@ export function buildProgram(): Command {
         const s = await client.session(sessionId);
         if (options.json === true) return print(JSON.stringify(s));
         const forked = s.forkedFrom ? `\nforked from ${s.forkedFrom.id} at event ${s.forkedFrom.eventId} of run ${s.forkedFrom.runId}` : '';
+        const withheld = (s.agent.withheldTools ?? []).map((tool) => `\nwithheld tool ${tool.name}: ${tool.reason} (agent-sessions tools accept ${s.sessionId} ${tool.name})`).join('');
         print(
           `session ${s.sessionId}: ${s.closed ? 'closed' : 'open'}, turn ${s.turn} ${s.turnOpen ? '(in progress)' : '(ended)'}, ` +
-            `version ${s.version}${forked}\n${renderTodoList(s.todos, '  ')}`,
+            `version ${s.version}${forked}${withheld}\n${renderTodoList(s.todos, '  ')}`,
         );
       }),
     );
@@ -349,6 +351,7 @@ export function buildProgram(): Command {
   addMcpCommand(program);
   addModelServerCommand(program);
   addAgentCommands(program, withClient);
+  addToolsCommand(program, withClient);
   return program;
 }
 

@@ -43,6 +43,7 @@ import {
 // The wire's definitions (updates, queries, signals, the workflow type) as `wire.*` where they are sent.
 import * as wire from '../../workflows/messages';
 import type { AgentSessionInput, SubagentSpawnResult, ToolDecisionResult, Transcript, TurnOutcome, Usage, UserMessageResult } from '../../workflows/messages';
+import type { ToolAcceptResult } from '../session/tool-pins';
 import {
   AgentSessionsError,
   InvalidInputError,
@@ -526,6 +527,18 @@ export class SessionClient {
    */
   async deny(sessionId: string, callId: string, reason?: string): Promise<ToolDecisionResult> {
     return this.decide(sessionId, wire.toolDenyUpdate, callId, reason);
+  }
+
+  /**
+   * Trusts the new definitions of tools the session withholds because they changed after it
+   * first offered them (`tool/accept`): those named, or every withheld one. They are offered
+   * again from the next turn.
+   *
+   * @throws RequestRejectedError (`no-withheld-tool`) for a name that is not withheld, or when none is.
+   */
+  async acceptTools(sessionId: string, names?: readonly string[]): Promise<ToolAcceptResult> {
+    const input = names !== undefined && names.length > 0 ? { names: [...names] } : {};
+    return this.call(sessionId, (handle) => this.watched(sessionId, () => handle.executeUpdate(wire.toolAcceptUpdate, { args: [input] })));
   }
 
   /** The conversation of the session's agent loop, its usage and its last turn. Works on closed sessions. */

@@ -1,4 +1,5 @@
 import { InvariantViolation } from '../todo/invariant';
+import type { WithheldTool } from './tool-pins';
 
 /**
  * The agent loop's state: the conversation with the model, the messages waiting for a turn,
@@ -101,6 +102,14 @@ export interface AgentState {
    * in a state carried from a run recorded before it was kept.
    */
   recentTurns?: TurnOutcome[];
+  /**
+   * The hash of each tool's definition (by the name the model sees) from the turn the session
+   * first offered it: a tool whose definition differs later is withheld until accepted. Absent
+   * in a state from a build before MCP tools, and until a turn offers one.
+   */
+  toolPins?: Record<string, string>;
+  /** The tools the last turn withheld because their definitions changed (absent: none). */
+  withheldTools?: WithheldTool[];
   /** Grows with every change of this state: a cheap "has anything changed" for watchers. */
   revision: number;
 }
@@ -185,4 +194,12 @@ export function assertCarriedAgent(value: unknown, where = 'the agent state carr
   const usage = agent.usage as Record<string, unknown> | null;
   if (typeof usage !== 'object' || usage === null || Object.keys(NO_USAGE).some((key) => typeof usage[key] !== 'number')) fail('usage must hold the token and call counts');
   if (typeof agent.revision !== 'number') fail('revision must be a number');
+  const pins = agent.toolPins;
+  if (pins !== undefined && (typeof pins !== 'object' || pins === null || Array.isArray(pins) || Object.values(pins).some((hash) => typeof hash !== 'string'))) {
+    fail('toolPins must map tool names to definition hashes');
+  }
+  const withheld = agent.withheldTools;
+  if (withheld !== undefined && (!Array.isArray(withheld) || withheld.some((tool) => typeof (tool as WithheldTool | null)?.name !== 'string' || typeof (tool as WithheldTool).offered !== 'string'))) {
+    fail('withheldTools must be a list of {name, reason, pinned, offered}');
+  }
 }

@@ -2,6 +2,7 @@ import { countTodos } from '../todo/counts';
 import { type TodoCounts } from '../todo/todo-item';
 import { INITIAL_AGENT_STATE, type AgentActivity, type AgentState, type PendingApproval, type TurnOutcome, type Usage } from './agent-state';
 import type { ForkOrigin } from './fork';
+import type { WithheldTool } from './tool-pins';
 import type { ChildSession, SessionState } from './session-state';
 
 /** What the agent loop is doing, as the `session` query shows it. */
@@ -14,6 +15,8 @@ export interface AgentStatus {
   lastTurn: TurnOutcome | null;
   /** The turns that ended last, oldest first (at most 12; `lastTurn` is the newest). */
   recentTurns: TurnOutcome[];
+  /** Tools the last turn did not offer because their definitions changed since first offered, until accepted (`tool/accept`). */
+  withheldTools: WithheldTool[];
   /** Grows with every change of the agent's state (conversation, activity, queue). */
   revision: number;
 }
@@ -69,6 +72,7 @@ export function snapshotSession(sessionId: string, state: SessionState, about: S
       pendingApprovals: agent.pendingApprovals,
       lastTurn: agent.lastTurn,
       recentTurns: agent.recentTurns ?? (agent.lastTurn !== null ? [agent.lastTurn] : []),
+      withheldTools: agent.withheldTools ?? [],
       revision: agent.revision,
     },
   };

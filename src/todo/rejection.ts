@@ -26,6 +26,7 @@ export const REJECTION_RULES = [
   'no-such-run',
   'no-such-event',
   'no-such-turn',
+  'no-withheld-tool',
 ] as const;
 
 /** One of {@link REJECTION_RULES}. */
