@@ -32,7 +32,7 @@ import {
   CONTINUE_AS_NEW_AFTER_RANGE,
   NO_USAGE,
   SESSION_ID_SEPARATOR,
-  topLevelIdProblem,
+  newSessionIdProblem,
   type ChildSession,
   type ForkOrigin,
   type SessionFork,
@@ -835,9 +835,9 @@ function requireId(sessionId: string): void {
   if (typeof sessionId !== 'string' || sessionId.trim() === '') throw new MissingSessionIdError();
 }
 
-/** A top-level session (one this client starts) has an id without `/`. */
+/** A top-level session (one this client starts) has an id without `/` (or U+0000, see {@link newSessionIdProblem}). */
 function requireTopLevelId(sessionId: string): void {
   requireId(sessionId);
-  const problem = topLevelIdProblem(sessionId);
+  const problem = newSessionIdProblem(sessionId);
   if (problem !== undefined) throw new InvalidSessionIdError(sessionId, problem);
 }

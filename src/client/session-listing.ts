@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal as proto } from '@temporalio/proto';
-import type { ForkOrigin } from '../session';
+import { UNSEARCHABLE_CHARACTER, type ForkOrigin } from '../session';
 import type { TodoCounts } from '../todo';
 import { InvalidInputError } from './errors';
 import { grpcCode } from './transient-errors';
@@ -105,6 +105,10 @@ export async function listSessions(
   options: ListOptions = {},
   unindexed?: (id: string, running: boolean) => Promise<Partial<SessionListing> | undefined>,
 ): Promise<SessionPage> {
+  if (options.parent?.includes(UNSEARCHABLE_CHARACTER)) {
+    // Temporal's visibility would never answer such a query; no session created since has such a parent.
+    throw new InvalidInputError(`the parent ${JSON.stringify(options.parent.slice(0, 80))} holds U+0000, which Temporal's visibility cannot search for`);
+  }
   return listByQuery(client, listQuery(taskQueue, options), options, unindexed, 'a listing');
 }
 

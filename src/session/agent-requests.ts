@@ -1,3 +1,4 @@
+import { isBlank } from '../todo/blank-text';
 import { describeValue, Rejection, type RejectionRule } from '../todo/rejection';
 import { MAX_QUEUED_MESSAGES, MAX_USER_MESSAGE_CHARS } from './agent-context';
 import type { AgentState } from './agent-state';
@@ -40,7 +41,7 @@ export function acceptUserMessage(input: unknown, closed: boolean, queued = 0): 
   if (closed) refuse(subject, 'session-closed', 'session', 'the session is closed and takes no more messages');
   const { text } = onlyKeys(subject, input, ['text'], '{"text": "..."}');
   if (typeof text !== 'string') refuse(subject, 'shape', 'text', `text must be a string, got ${describeValue(text)}`);
-  if ((text as string).trim() === '') refuse(subject, 'empty-message', 'text', 'the message is empty; say what the agent should do');
+  if (isBlank(text as string)) refuse(subject, 'empty-message', 'text', 'the message is empty; say what the agent should do');
   if ((text as string).length > MAX_USER_MESSAGE_CHARS) {
     refuse(subject, 'message-too-long', 'text', `the message is ${(text as string).length} characters, more than the limit of ${MAX_USER_MESSAGE_CHARS}`);
   }

@@ -52,7 +52,11 @@ export {
   runStartState,
   SESSION_ID_SEPARATOR,
   SessionInputRejection,
+  NEW_SESSION_ID_PATTERN,
+  newSessionIdProblem,
+  SEARCHABLE_PATTERN,
   topLevelIdProblem,
+  UNSEARCHABLE_CHARACTER,
   type RunFacts,
   type SessionInput,
 } from './session-input';
@@ -80,4 +84,4 @@ export {
   type SessionSearchAttribute,
 } from './search-attributes';
 export { snapshotSession, type AgentStatus, type SessionAbout, type SessionParent, type SessionSnapshot } from './snapshot';
-export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, subagentIdTaken, type SubagentSpawnInput } from './subagent';
+export { acceptSubagentSpawn, childSessionId, MAX_TASK_LENGTH, SUBAGENT_NAME_PATTERN, subagentIdTaken, type SubagentSpawnInput } from './subagent';

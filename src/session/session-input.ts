@@ -1,3 +1,4 @@
+import { isBlank, TRIMMED_CHARACTERS } from '../todo/blank-text';
 import { describeValue } from '../todo/rejection';
 import type { AgentState } from './agent-state';
 import { carriedState } from './carried-state';
@@ -49,6 +50,26 @@ export interface RunFacts {
 /** The separator between a parent's id and a subagent's name in a child's session id. */
 export const SESSION_ID_SEPARATOR = '/';
 
+/**
+ * The character Temporal's visibility cannot search for: a listing filtered on a value that holds
+ * it never answers (the dev server's SQLite). A new session's id may not hold it (its subagents
+ * could never be listed), nor may a listing's filter.
+ */
+export const UNSEARCHABLE_CHARACTER = '\u0000';
+
+/** {@link UNSEARCHABLE_CHARACTER} as a regular expression writes it (ECMAScript and Python alike). */
+const UNSEARCHABLE = `\\u${UNSEARCHABLE_CHARACTER.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * What {@link newSessionIdProblem} accepts, as a JSON Schema `pattern` (ECMAScript and Python read
+ * it alike): not blank, without {@link SESSION_ID_SEPARATOR} or {@link UNSEARCHABLE_CHARACTER}.
+ * The HTTP API's document states it.
+ */
+export const NEW_SESSION_ID_PATTERN = `^[^${SESSION_ID_SEPARATOR}${UNSEARCHABLE}]*[^${SESSION_ID_SEPARATOR}${UNSEARCHABLE}${TRIMMED_CHARACTERS}][^${SESSION_ID_SEPARATOR}${UNSEARCHABLE}]*$`;
+
+/** A value a listing can be filtered on, as a JSON Schema `pattern`: without {@link UNSEARCHABLE_CHARACTER}. */
+export const SEARCHABLE_PATTERN = `^[^${UNSEARCHABLE}]*$`;
+
 /** Thrown when a session run's input cannot be served; the message names the setting. */
 export class SessionInputRejection extends Error {
   override readonly name = 'SessionInputRejection';
@@ -62,10 +83,24 @@ export class SessionInputRejection extends Error {
  * @returns why the id cannot be used, or `undefined` when it can.
  */
 export function topLevelIdProblem(sessionId: string): string | undefined {
-  if (sessionId.trim() === '') return 'it is empty';
+  if (isBlank(sessionId)) return 'it is empty';
   if (sessionId.includes(SESSION_ID_SEPARATOR)) {
     return `"${SESSION_ID_SEPARATOR}" separates a parent session from its subagents (<parent>/<name>); a top-level session id cannot contain it, and subagents are started with spawn`;
   }
+  return undefined;
+}
+
+/**
+ * Checks the id of a top-level session that a client may be about to create: what
+ * {@link topLevelIdProblem} checks, and no {@link UNSEARCHABLE_CHARACTER}. Only clients ask it,
+ * never a replay: a session made before the rule existed keeps replaying.
+ *
+ * @returns why the id cannot be used, or `undefined` when it can.
+ */
+export function newSessionIdProblem(sessionId: string): string | undefined {
+  const problem = topLevelIdProblem(sessionId);
+  if (problem !== undefined) return problem;
+  if (sessionId.includes(UNSEARCHABLE_CHARACTER)) return "it holds U+0000, which Temporal's visibility cannot search for: its subagents could never be listed";
   return undefined;
 }
 

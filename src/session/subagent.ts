@@ -9,7 +9,13 @@ export interface SubagentSpawnInput {
   agent?: boolean;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/**
+ * What a subagent's name must be, as a JSON Schema `pattern` (ECMAScript and Python read it alike):
+ * 1-64 letters, digits, ".", "_" or "-", beginning with a letter or digit. The spawn validator
+ * tests with it, and the HTTP API's document states it.
+ */
+export const SUBAGENT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const NAME = new RegExp(SUBAGENT_NAME_PATTERN);
 /** Longest task text a spawn accepts. */
 export const MAX_TASK_LENGTH = 4000;
 

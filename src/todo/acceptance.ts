@@ -1,3 +1,4 @@
+import { isBlank } from './blank-text';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 import type { TodoPolicy } from './policy';
 import { describeValue, formatPath, Rejection, type RejectionProblem, type RejectionRule } from './rejection';
@@ -78,7 +79,7 @@ function valueProblems(todos: readonly TodoItem[]): RejectionProblem[] {
   todos.forEach(({ content }, index) => {
     const path = `todos[${index}].content`;
     const trimmed = content.trim();
-    if (trimmed.length === 0) {
+    if (isBlank(content)) {
       problems.push({ rule: 'empty-content', path, detail: `${path} is empty after trimming (${describeValue(content)})` });
       return;
     }

@@ -4,6 +4,7 @@
  * the render line. Pure: no Temporal, no Node built-ins.
  */
 export { acceptTodoWrite, contentKey, shapeProblems, trimTodoWriteArgs } from './acceptance';
+export { isBlank, NOT_BLANK_PATTERN, TRIMMED_CHARACTERS } from './blank-text';
 export { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 export { countTodos, renderCounts } from './counts';
 export {

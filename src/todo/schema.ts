@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NOT_BLANK_PATTERN } from './blank-text';
 import { DEFAULT_TODO_BOUNDS, type TodoBounds } from './bounds';
 import type { ShapeIssue } from './shape-check';
 import { TODO_STATUSES } from './todo-item';
@@ -9,14 +10,16 @@ export const todoStatusSchema = z.enum(TODO_STATUSES);
 /**
  * The argument schema of `todo_write`, strict at every level: an unknown property is an error,
  * never dropped, because the logged snapshot must equal what the model believes it wrote.
- * The bounds are part of the schema so the JSON Schema a model is shown carries them too.
+ * The bounds are part of the schema so the JSON Schema a model is shown carries them too, and so
+ * is the rule that a content is not blank (its `pattern`: stated, not checked here, because the
+ * acceptance checks judge it with the same pattern and name it `empty-content`).
  */
 export function todoWriteArgsSchema(bounds: TodoBounds = DEFAULT_TODO_BOUNDS) {
   const item = z.strictObject({
     content: z
       .string()
       .max(bounds.maxContentLength)
-      .describe('What the task is: a short imperative line, unique within the list.'),
+      .meta({ pattern: NOT_BLANK_PATTERN, description: 'What the task is: a short imperative line, unique within the list.' }),
     status: todoStatusSchema.describe('pending, in_progress (being worked on now) or completed.'),
   });
   return z.strictObject({
