@@ -17,6 +17,7 @@ import { modelCaller } from './model-call';
 import type { McpPool } from './mcp-pool';
 import { callMcpTool } from './mcp-call';
 import { listMcpTools, parseMcpToolName, pinTools } from './mcp-tools';
+import type { PreparedUserTool } from './user-tools';
 import { parseToolArguments, SPAWN_SUBAGENT_TOOL_NAME, spawnSubagentArgsSchema, ToolRegistry } from './tool-registry';
 
 /**
@@ -44,6 +45,8 @@ export interface AgentActivitiesOptions {
   spans?: AgentSpans;
   /** The worker's MCP servers (from `agent.mcpServers`), connected once per worker; absent, no MCP tools. */
   mcp?: McpPool;
+  /** The user's own tools, checked (`prepareUserTools`), and the module they came from. */
+  userTools?: { tools: readonly PreparedUserTool[]; source: string };
 }
 
 /** What the model is told it is. Our own words; the tools' descriptions carry the details. */
@@ -82,7 +85,11 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
 export function createAgentActivities(options: AgentActivitiesOptions): AgentActivities {
   assertTodoPolicy(options.policy, 'createAgentActivities()');
   const settings = agentWorkerSettings(options.agent);
-  const registry = new ToolRegistry({ policy: options.policy, ...(settings.workspace !== undefined ? { workspace: settings.workspace } : {}) });
+  const registry = new ToolRegistry({
+    policy: options.policy,
+    ...(settings.workspace !== undefined ? { workspace: settings.workspace } : {}),
+    ...(options.userTools !== undefined ? { userTools: options.userTools.tools, userToolsSource: options.userTools.source } : {}),
+  });
   const turnSettings: TurnSettings = {
     systemPrompt: AGENT_SYSTEM_PROMPT,
     model: settings.model,
@@ -203,7 +210,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
         withHeartbeat(() =>
           mcp !== undefined && parseMcpToolName(name) !== undefined
             ? callMcpTool(mcp, name, text, { idempotencyKey: `mcp:${activityKey()}` })
-            : registry.run(name, text, { sessionId, callId }),
+            : registry.run(name, text, { sessionId, callId, signal: Context.current().cancellationSignal, heartbeat: (details) => Context.current().heartbeat(details) }),
         ),
       ),
   };

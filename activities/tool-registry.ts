@@ -2,12 +2,18 @@ import { z } from 'zod';
 import { MAX_TASK_LENGTH } from '../src/session';
 import { DEFAULT_TODO_BOUNDS, TODO_WRITE_TOOL_NAME, todoWriteArgsSchema, todoWriteToolDefinition, type TodoPolicy } from '../src/todo';
 import type { ToolDefinition, ToolOutcome, ToolPlace } from './agent-contract';
+import { InvalidSettingError } from '../src/client/errors';
+import type { PreparedUserTool } from './user-tools';
 import { listWorkspaceFiles, MAX_LIST_ENTRIES, MAX_READ_BYTES, readWorkspaceFile } from './workspace-tools';
 
 /** What a worker tool is given besides its arguments. */
 export interface ToolContext {
   sessionId: string;
   callId: string;
+  /** Aborted when the call is cancelled; absent outside an activity. */
+  signal?: AbortSignal;
+  /** Heartbeats the activity running the call; absent outside an activity. */
+  heartbeat?: (details?: unknown) => void;
 }
 
 /**
@@ -21,6 +27,10 @@ export interface AgentTool<Schema extends z.ZodType = z.ZodType> {
   schema: Schema;
   place: ToolPlace;
   run?(args: z.output<Schema>, context: ToolContext): Promise<ToolOutcome>;
+  /** The JSON Schema the model is shown, when it is not generated from {@link schema} (a user's tool given one). */
+  parameters?: Record<string, unknown>;
+  /** Where the tool comes from: `built-in`, or the user's tools module. */
+  source?: string;
 }
 
 /** The name of the tool that starts a subagent. */
@@ -56,6 +66,10 @@ export interface ToolRegistryOptions {
   policy: TodoPolicy;
   /** The folder the file tools work in; without one, `read_file` and `list_files` are not offered. */
   workspace?: string;
+  /** The user's own tools (`--tools ./tools.mjs`), each run by the worker like the file tools. */
+  userTools?: readonly PreparedUserTool[];
+  /** The module the user's tools came from, for messages. */
+  userToolsSource?: string;
 }
 
 /**
@@ -91,6 +105,27 @@ export class ToolRegistry {
           run: ({ path }) => listWorkspaceFiles(workspace, path),
         }),
       );
+    }
+    for (const user of options.userTools ?? []) {
+      const clash = tools.find((tool) => tool.name === user.name);
+      if (clash !== undefined) {
+        throw new InvalidSettingError(`the tool ${JSON.stringify(user.name)} of ${options.userToolsSource ?? 'the tools module'} has the name of the built-in tool ${clash.name}: rename it`);
+      }
+      tools.push({
+        name: user.name,
+        description: user.description,
+        schema: user.schema,
+        parameters: user.parameters,
+        place: 'worker',
+        source: options.userToolsSource ?? 'module',
+        run: (args, context) =>
+          user.run(args, {
+            sessionId: context.sessionId,
+            callId: context.callId,
+            signal: context.signal ?? new AbortController().signal,
+            heartbeat: context.heartbeat ?? (() => undefined),
+          }),
+      });
     }
     this.tools = tools;
   }
@@ -143,6 +178,7 @@ function workerTool<Schema extends z.ZodType>(tool: Omit<AgentTool<Schema>, 'pla
  * `todoWriteToolDefinition` makes, built the same way.
  */
 export function toolDefinition(tool: AgentTool): ToolDefinition {
+  if (tool.parameters !== undefined) return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
   const { $schema: _dialect, ...parameters } = z.toJSONSchema(tool.schema) as Record<string, unknown>;
   if (parameters.type === 'object') parameters.additionalProperties = false;
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };

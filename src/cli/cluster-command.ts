@@ -12,6 +12,7 @@ interface ClusterCommandOptions {
   workers: number;
   data?: string;
   allowParallelInProgress?: string;
+  tools?: string;
 }
 
 /**
@@ -36,6 +37,7 @@ export function addClusterCommand(program: Command): void {
     .option('--http-port <port>', 'port of the HTTP API and dashboard', integer('--http-port', 1, 65535), 8080)
     .option('--workers <n>', 'number of worker processes (their metrics on --port + 20, + 21, …)', integer('--workers', 1, 64), 2)
     .option('--data <dir>', 'folder that keeps PostgreSQL\'s data between starts (default: data/cluster)')
+    .option('--tools <module>', "the workers' own tools: a JavaScript module whose default export lists them (env AGENT_SESSIONS_TOOLS; see docs/tools.md)")
     .action(async (options: ClusterCommandOptions) => runCluster(options));
 }
 
@@ -43,6 +45,7 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
   const settings = commandSettings({
     ...(options.allowParallelInProgress !== undefined ? { allowParallelInProgress: options.allowParallelInProgress } : {}),
     httpPort: options.httpPort,
+    ...(options.tools !== undefined ? { tools: options.tools } : {}),
   });
   const policy = requirePolicy(settings.policy);
   const ports = clusterPorts(options.port);
@@ -76,6 +79,8 @@ async function runCluster(options: ClusterCommandOptions): Promise<void> {
         dataDir: options.data ?? join(dataDir, 'cluster'),
         cacheDir,
         ...(temporalCliPath !== undefined ? { temporalCliPath } : {}),
+        // The workers load the module the settings checked, by its absolute path.
+        ...(settings.agent.toolsModule !== undefined ? { env: { ...process.env, AGENT_SESSIONS_TOOLS: settings.agent.toolsModule } } : {}),
       });
     } catch (error) {
       if (error instanceof ClusterStartAbortedError) {

@@ -27,6 +27,7 @@ export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 });
 const POLICY_HELP = `true or false: may several todos be in_progress at once (env ${POLICY_ENV})`;
 const DEPLOYMENT_HELP = 'Worker Deployment the worker belongs to (env AGENT_SESSIONS_DEPLOYMENT; default: the task queue, agent-sessions)';
 const BUILD_ID_HELP = 'build id of this worker (env AGENT_SESSIONS_BUILD_ID; default: a hash of its workflow and activity code)';
+const TOOLS_HELP = "the agent's own tools: a JavaScript module whose default export lists them (env AGENT_SESSIONS_TOOLS; see docs/tools.md)";
 const METRICS_PORT_HELP =
   "serve the worker's metrics (Temporal's temporal_* and the agent loop's) at http://HOST:PORT/metrics; 0: any free port (env AGENT_SESSIONS_METRICS_PORT)";
 
@@ -77,8 +78,9 @@ export function buildProgram(): Command {
     .option('--build-id <id>', BUILD_ID_HELP)
     .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: no metrics endpoint`)
     .option('--metrics-host <host>', 'address the metrics endpoint binds (env AGENT_SESSIONS_METRICS_HOST; default 127.0.0.1; 0.0.0.0 exposes it)')
-    .action(async (options: { allowParallelInProgress?: string } & VersionFlags & MetricsFlags) =>
-      (await longRunning()).runWorker(commandSettings({ ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options) })),
+    .option('--tools <module>', TOOLS_HELP)
+    .action(async (options: { allowParallelInProgress?: string; tools?: string } & VersionFlags & MetricsFlags) =>
+      (await longRunning()).runWorker(commandSettings({ ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), ...toolsFlag(options) })),
     );
 
   program
@@ -93,8 +95,9 @@ export function buildProgram(): Command {
     .option('--build-id <id>', `${BUILD_ID_HELP}; up makes it current (a release promote) when another build is`)
     .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: a free port, printed`)
     .option('--traces', 'also run Jaeger (built from the Go module proxy once) on loopback and send the traces of the worker and the HTTP service to it')
-    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number; traces?: boolean } & VersionFlags & MetricsFlags) => {
-      const flags = { ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), httpPort: options.httpPort };
+    .option('--tools <module>', TOOLS_HELP)
+    .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number; traces?: boolean; tools?: string } & VersionFlags & MetricsFlags) => {
+      const flags = { ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), ...toolsFlag(options), httpPort: options.httpPort };
       const settings = commandSettings(flags);
       // With --traces, the settings once more, pointed at the Jaeger `up` started.
       const tracedTo = options.traces === true ? (tracesEndpoint: string) => commandSettings({ ...flags, tracesEndpoint }) : undefined;
@@ -420,6 +423,11 @@ function versionFlags(options: VersionFlags): VersionFlags {
 /** The metrics flags as the settings loader takes them: only those given. */
 function metricsFlags(options: MetricsFlags): MetricsFlags {
   return { ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}), ...(options.metricsHost !== undefined ? { metricsHost: options.metricsHost } : {}) };
+}
+
+/** `--tools` as the settings loader takes it: only when it was given. */
+function toolsFlag(options: { tools?: string }): { tools?: string } {
+  return options.tools !== undefined ? { tools: options.tools } : {};
 }
 
 /** The policy flag as the settings loader takes it: only when it was given. */

@@ -10,7 +10,7 @@ type WithClient = (action: (client: SessionClient) => Promise<void>) => Promise<
 /** One tool as `agent-sessions tools` lists it. */
 export interface ListedTool {
   name: string;
-  /** `built-in`, or `mcp:<server>`. */
+  /** `built-in`, `module:<path>` or `mcp:<server>`. */
   source: string;
   description: string;
   /** Whether a call waits for a person (`AGENT_SESSIONS_APPROVE_TOOLS`). */
@@ -37,19 +37,25 @@ export function addToolsCommand(program: Command, withClient: WithClient): void 
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, `the policy that words todo_write's description (env ${POLICY_ENV}; default true)`))
     .action(async (options: { session?: string; json?: boolean; allowParallelInProgress?: string }) => {
       const settings = commandSettings(options.allowParallelInProgress !== undefined ? { allowParallelInProgress: options.allowParallelInProgress } : {});
-      const [{ ToolRegistry }, { McpPool }, { listMcpTools }] = await Promise.all([
+      const [{ ToolRegistry, toolDefinition }, { McpPool }, { listMcpTools }, { loadToolModule }] = await Promise.all([
         import('../../activities/tool-registry'),
         import('../../activities/mcp-pool'),
         import('../../activities/mcp-tools'),
+        import('../worker/tool-module'),
       ]);
       const policy = settings.policy ?? { allowParallelInProgress: true };
       const agent = settings.agent;
-      const registry = new ToolRegistry({ policy, ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}) });
-      const listed: ListedTool[] = registry.definitions().map((tool) => ({
-        name: tool.function.name,
-        source: 'built-in',
-        description: tool.function.description,
-        needsApproval: matchesToolPattern(tool.function.name, agent.approveTools),
+      const user = agent.toolsModule !== undefined ? await loadToolModule(agent.toolsModule) : undefined;
+      const registry = new ToolRegistry({
+        policy,
+        ...(agent.workspace !== undefined ? { workspace: agent.workspace } : {}),
+        ...(user !== undefined ? { userTools: user.tools, userToolsSource: user.source } : {}),
+      });
+      const listed: ListedTool[] = registry.tools.map((tool) => ({
+        name: tool.name,
+        source: tool.source !== undefined ? `module:${tool.source}` : 'built-in',
+        description: toolDefinition(tool).function.description,
+        needsApproval: matchesToolPattern(tool.name, agent.approveTools),
       }));
       const servers = agent.mcpServers ?? [];
       let notes: string[] = [];

@@ -30,6 +30,8 @@ export interface AgentSettings {
   approveTools: string[];
   /** `AGENT_SESSIONS_MCP_CONFIG`: the MCP servers the agent takes tools from; absent, none. */
   mcpServers?: McpServerConfig[];
+  /** `AGENT_SESSIONS_TOOLS` (`--tools`): the user's tools module, an absolute path; absent, none. */
+  toolsModule?: string;
   /** `AGENT_SESSIONS_WORKSPACE`: the folder file tools work in (absolute); absent means no file tools. */
   workspace?: string;
   /** `AGENT_SESSIONS_STREAM`: ask the model for streamed answers and publish their words to the session's stream. */
@@ -82,6 +84,7 @@ export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = proce
   const workspace = workspaceSetting(env.AGENT_SESSIONS_WORKSPACE, cwd);
   const mcpConfig = nonEmpty(env.AGENT_SESSIONS_MCP_CONFIG);
   const mcpServers = mcpConfig !== undefined ? loadMcpServers(resolve(cwd, mcpConfig), env) : undefined;
+  const toolsModule = toolsModuleSetting(env.AGENT_SESSIONS_TOOLS, cwd);
   return {
     ...(baseUrl !== undefined ? { baseUrl } : {}),
     apiKey: () => apiKey,
@@ -94,6 +97,7 @@ export function agentSettingsFromEnv(env: NodeJS.ProcessEnv, cwd: string = proce
     approveTools,
     ...(workspace !== undefined ? { workspace } : {}),
     ...(mcpServers !== undefined ? { mcpServers } : {}),
+    ...(toolsModule !== undefined ? { toolsModule } : {}),
     stream: booleanSetting('AGENT_SESSIONS_STREAM', env.AGENT_SESSIONS_STREAM) ?? AGENT_DEFAULTS.stream,
     streamBatchMs:
       integerSetting('AGENT_SESSIONS_STREAM_BATCH_MS', env.AGENT_SESSIONS_STREAM_BATCH_MS, { min: 10, max: 10_000 }, 'milliseconds') ?? AGENT_DEFAULTS.streamBatchMs,
@@ -144,6 +148,20 @@ function apiKeySetting(raw: string | undefined): string | undefined {
     throw new InvalidSettingError('OPENAI_API_KEY holds spaces or characters an Authorization header cannot carry (its value is not shown); set it to the key alone');
   }
   return key;
+}
+
+function toolsModuleSetting(raw: string | undefined, cwd: string): string | undefined {
+  const given = nonEmpty(raw);
+  if (given === undefined) return undefined;
+  const file = resolve(cwd, given);
+  let problem: string | undefined;
+  try {
+    if (!statSync(file).isFile()) problem = 'it is not a file';
+  } catch (error) {
+    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+  }
+  if (problem !== undefined) throw new InvalidSettingError(`--tools (AGENT_SESSIONS_TOOLS) must name a JavaScript module whose default export lists tools, got ${JSON.stringify(raw)}: ${problem}`);
+  return file;
 }
 
 function workspaceSetting(raw: string | undefined, cwd: string): string | undefined {

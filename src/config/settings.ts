@@ -62,6 +62,8 @@ export interface SettingsFlags {
   metricsHost: string;
   /** The OTLP/HTTP base URL of the collector `up --traces` started: traces go there whatever the variables say. */
   tracesEndpoint: string;
+  /** `--tools` of `worker`, `up` and `cluster`: the user's tools module (over `AGENT_SESSIONS_TOOLS`). */
+  tools: string;
 }
 
 /**
@@ -105,7 +107,7 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
       ...(flags.metricsHost !== undefined ? { host: flags.metricsHost } : {}),
     }),
     paths: pathSettingsFromEnv(env, cwd),
-    agent: agentSettingsFromEnv(env, cwd),
+    agent: agentSettingsFromEnv(flags.tools !== undefined ? { ...env, AGENT_SESSIONS_TOOLS: flags.tools } : env, cwd),
     release: releaseSettingsFromEnv(env, temporal.taskQueue, {
       ...(flags.deployment !== undefined ? { deployment: flags.deployment } : {}),
       ...(flags.buildId !== undefined ? { buildId: flags.buildId } : {}),

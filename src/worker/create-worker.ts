@@ -8,6 +8,8 @@ import { AgentSessionsPlugin } from './sessions-plugin';
 import { bundleSessionWorkflows, bundleWithPlugins, workflowBundleInputs } from './workflow-bundle';
 import { activityInputs, buildIdOfCode, computeBuildId } from './build-id';
 import { registerVersion, type VersionRegistration } from './version-registration';
+import { givenTools, loadToolModule } from './tool-module';
+import type { UserTool } from '../../activities/user-tools';
 import type { DeploymentVersion } from '../release/deployment-api';
 import type { WorkerTracing } from '../tracing';
 
@@ -55,6 +57,13 @@ export interface CreateWorkerOptions extends TodoPolicy {
    * `computeBuildId`): an unchanged release keeps its build id.
    */
   deployment?: { name?: string; buildId?: string };
+  /**
+   * The user's own tools, offered to the model beside the built-in and MCP ones, each call a
+   * `runTool` activity: a list (see `UserTool`), or the path of a module whose default export is
+   * one. Default: `agent.toolsModule` (`--tools`, `AGENT_SESSIONS_TOOLS`), else none. A name
+   * that a built-in tool has stops the worker at start.
+   */
+  tools?: readonly UserTool[] | string;
   /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
   workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'plugins'>;
 }
@@ -110,6 +119,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
     deploymentName: options.deployment?.name ?? config.taskQueue,
     buildId: options.deployment?.buildId ?? (inputs !== undefined ? computeBuildId(inputs, activityInputs()) : buildIdOfCode(bundle.code)),
   };
+  const toolsGiven = options.tools ?? options.agent?.toolsModule;
+  const userTools = toolsGiven === undefined ? undefined : typeof toolsGiven === 'string' ? await loadToolModule(toolsGiven) : givenTools(toolsGiven);
   const metrics = options.metrics ?? new Registry();
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
@@ -132,6 +143,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
         new AgentSessionsPlugin(policy, {
           metrics,
           ...(options.agent !== undefined ? { agent: options.agent } : {}),
+          ...(userTools !== undefined ? { userTools } : {}),
           ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
           ...(tracing !== undefined ? { spans: tracing.agentSpans, tracing: true } : {}),
         }),

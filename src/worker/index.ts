@@ -1,4 +1,5 @@
 export { createWorker, type CreateWorkerOptions, type SessionWorker } from './create-worker';
+export type { UserTool, UserToolContext } from '../../activities/user-tools';
 export { replaySessionHistory, type ReplayReport } from './replay';
 export { ReplayFailedError } from '../client/errors';
 export { installRuntimeLogging, type RuntimeTelemetry } from './runtime-logging';

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,15 +8,14 @@ import type { TurnSettings } from '../../activities/agent-contract';
 import type { SessionClient } from '../../src/client';
 import type { McpServerConfig } from '../../src/config/mcp-servers';
 import { historyEventsJson } from '../../src/history';
-import { findFreePort } from '../../src/devserver';
 import type { ScriptJson } from '../../src/model-server';
 import type { ChatMessage, SessionSnapshot, TurnOutcome } from '../../src/session';
 import { ROOT, startTestBed, uniqueId } from '../helpers';
+import { FILESYSTEM_SERVER, startEverythingServer } from '../mcp-servers';
 
 const POLICY = { allowParallelInProgress: true };
-const FILESYSTEM_SERVER = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
-const EVERYTHING_SERVER = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const TEST_SERVER = join(ROOT, 'test', 'fixtures', 'mcp-test-server.mjs');
+const TOOLS_MODULE = join(ROOT, 'test', 'fixtures', 'tools-module.mjs');
 
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-tools-')));
 const notes = join(workspace, 'notes.txt');
@@ -73,6 +71,29 @@ const script: ScriptJson = {
       ],
     },
     {
+      name: 'own-tools',
+      match: { firstUserMessage: 'Use my tools' },
+      steps: [
+        {
+          expect: { toolsInclude: ['word_count', 'reverse', 'explode'] },
+          respond: {
+            tool_calls: [
+              { name: 'word_count', arguments: { text: 'one two  three' } },
+              { name: 'reverse', arguments: { text: 'abc' } },
+              { name: 'explode', arguments: {} },
+              { name: 'word_count', arguments: { text: 3 } },
+            ],
+          },
+        },
+        {
+          expect: {
+            toolResults: [{ contentMatches: '^3$' }, { contentMatches: '^\\{"reversed":"cba","sessionId":"' }, { contentMatches: '^explode failed: the fuse was lit$' }, { contentMatches: 'invalid arguments' }],
+          },
+          respond: { content: 'Used them.' },
+        },
+      ],
+    },
+    {
       name: 'slow',
       match: { firstUserMessage: 'Start a slow operation' },
       steps: [
@@ -83,28 +104,15 @@ const script: ScriptJson = {
   ],
 };
 
-let everything: ChildProcess;
+let everything: Awaited<ReturnType<typeof startEverythingServer>>;
 let everythingUrl: string;
 
 before(async () => {
-  const port = await findFreePort();
-  everything = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  everythingUrl = `http://127.0.0.1:${port}/mcp`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const answered = await fetch(everythingUrl, { method: 'GET' }).then(
-      () => true,
-      () => false,
-    );
-    if (answered) break;
-    if (Date.now() > deadline) throw new Error('server-everything did not start listening within 30 s');
-    await sleep(200);
-  }
+  everything = await startEverythingServer();
+  everythingUrl = everything.url;
 });
 
-after(() => {
-  everything?.kill();
-});
+after(() => everything?.stop());
 
 /** The servers of the worker: the filesystem server over stdio, server-everything over Streamable HTTP, and one that exits at start. */
 function servers(): McpServerConfig[] {
@@ -252,6 +260,23 @@ describe('MCP servers as the agent’s tools', () => {
       const results = toolResults((await bed.client.transcript(id)).messages);
       assert.match(results[0]!, /mcp__shifty__hang did not answer within 2 s/);
       assert.ok(results[1]!.length < 20_000, 'the 10 MB answer is cut');
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test("the user's own tools (--tools): a zod tool, a JSON Schema tool answering JSON, a throw and bad arguments are results the model reads", async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { toolsModule: TOOLS_MODULE } } });
+    try {
+      const id = uniqueId('own-tools');
+      const { messageId } = await bed.client.sendMessage(id, 'Use my tools');
+      const outcome = await turnOf(bed.client, id, messageId);
+      assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
+      const results = toolResults((await bed.client.transcript(id)).messages);
+      assert.deepEqual(results.slice(0, 3), ['3', JSON.stringify({ reversed: 'cba', sessionId: id }), 'explode failed: the fuse was lit']);
+      const [settings] = await turnSettingsInHistory(bed.client, id);
+      const reverse = settings!.tools.find((tool) => tool.function.name === 'reverse');
+      assert.deepEqual(reverse?.function.parameters, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
     } finally {
       await bed.close();
     }
