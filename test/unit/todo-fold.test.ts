@@ -186,7 +186,7 @@ describe('snapshotSession', () => {
       usage: NO_USAGE,
       forkedFrom: null,
       forkedChildren: [],
-      agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, recentTurns: [], revision: 0 },
+      agent: { activity: { state: 'idle' }, queued: 0, pendingApprovals: [], lastTurn: null, recentTurns: [], withheldTools: [], revision: 0 },
     });
   });
 
