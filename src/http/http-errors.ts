@@ -9,14 +9,18 @@ import {
 } from '../client';
 
 /** Why the HTTP service itself refused a request before any session was asked. */
-export type HttpRefusalCode =
-  | 'unauthorized'
-  | 'forbidden-origin'
-  | 'misdirected-request'
-  | 'unsupported-media-type'
-  | 'body-too-large'
-  | 'no-such-endpoint'
-  | 'method-not-allowed';
+export const HTTP_REFUSAL_CODES = [
+  'unauthorized',
+  'forbidden-origin',
+  'misdirected-request',
+  'unsupported-media-type',
+  'body-too-large',
+  'no-such-endpoint',
+  'method-not-allowed',
+] as const;
+
+/** One of {@link HTTP_REFUSAL_CODES}. */
+export type HttpRefusalCode = (typeof HTTP_REFUSAL_CODES)[number];
 
 /** Every `code` an error answer can carry: the library's, the HTTP layer's, and `internal-error`. */
 export type HttpErrorCode = ErrorCode | HttpRefusalCode | 'internal-error';

@@ -1,10 +1,17 @@
 import { z } from '@hono/zod-openapi';
-import { todoStatusSchema, todoWriteArgsSchema, type TodoBounds } from '../todo';
+import { ERROR_CODES } from '../client';
+import { MAX_TASK_LENGTH, MAX_USER_MESSAGE_CHARS, NEW_SESSION_ID_PATTERN, SUBAGENT_NAME_PATTERN } from '../session';
+import { MODEL_STREAM_EVENT_TYPES } from '../session/model-stream';
+import { NOT_BLANK_PATTERN, REJECTION_RULES, todoStatusSchema, todoWriteArgsSchema, type TodoBounds } from '../todo';
+import { HTTP_REFUSAL_CODES } from './http-errors';
 
 /**
  * Response and request schemas of the HTTP API, for the OpenAPI document. The `todo_write`
  * body is the very schema the workflow validates with; the others describe what the session
- * query and the client return.
+ * query and the client return. Each rule a request must meet that JSON Schema can state is
+ * stated from the constant the session's own check uses (a subagent's name, a message that is
+ * not blank, the longest task), never from a copy; where the session judges a rule itself (and
+ * answers 422 naming it), the schema states it without checking it here.
  */
 export function apiSchemas(bounds?: TodoBounds) {
   const todoItem = z.object({ content: z.string(), status: todoStatusSchema }).openapi('TodoItem');
@@ -85,7 +92,12 @@ export function apiSchemas(bounds?: TodoBounds) {
         .openapi({ description: 'The turns that ended last, oldest first (at most 12), each with its traceId when it was traced.' }),
     })
     .openapi('Transcript');
-  const userMessage = z.object({ text: z.string() }).strict().openapi('UserMessage');
+  const userMessage = z
+    .object({
+      text: z.string().meta({ pattern: NOT_BLANK_PATTERN, maxLength: MAX_USER_MESSAGE_CHARS, description: 'The message: not blank (empty-message), at most that many characters (message-too-long).' }),
+    })
+    .strict()
+    .openapi('UserMessage');
   const messageResult = z
     .object({
       messageId: z.number().int(),
@@ -179,31 +191,42 @@ export function apiSchemas(bounds?: TodoBounds) {
   const error = z
     .object({
       error: z.string().openapi({ description: 'One sentence saying what happened and what to change.' }),
-      code: z.string().openapi({ description: 'What kind of failure it is, to branch on (never the sentence): rejected, session-not-found, outcome-unknown, …', example: 'rejected' }),
-      rule: z.string().optional(),
-      problems: z.array(z.object({ rule: z.string(), path: z.string(), detail: z.string() })).optional(),
+      code: z.enum([...ERROR_CODES, ...HTTP_REFUSAL_CODES, 'internal-error']).openapi({ description: 'What kind of failure it is, to branch on (never the sentence).', example: 'rejected' }),
+      rule: z.enum(REJECTION_RULES).optional().openapi({ description: 'For a refused request (code rejected): the rule it broke first.' }),
+      problems: z.array(z.object({ rule: z.enum(REJECTION_RULES), path: z.string(), detail: z.string() })).optional(),
       updateId: z.string().optional().openapi({ description: 'For a change sent but not answered: send it again with Idempotency-Key: <updateId> to apply it at most once.' }),
     })
     .openapi('Error');
-  const start = z.object({ id: z.string().min(1), task: z.string().optional() }).openapi('StartSession');
+  const start = z
+    .object({
+      id: z.string().min(1).meta({ pattern: NEW_SESSION_ID_PATTERN, description: 'The new session\'s id: not blank, without "/" or U+0000 (invalid-session-id).' }),
+      task: z.string().max(MAX_TASK_LENGTH).optional(),
+    })
+    .openapi('StartSession');
   const started = z.object({ sessionId: z.string(), runId: z.string(), created: z.boolean() }).openapi('Started');
-  const spawn = z.object({ name: z.string(), task: z.string().optional() }).openapi('SpawnSubagent');
+  const spawn = z
+    .object({
+      name: z.string().meta({ pattern: SUBAGENT_NAME_PATTERN, description: 'Unique within the session: 1-64 letters, digits, ".", "_" or "-", beginning with a letter or digit (subagent-name).' }),
+      task: z.string().meta({ maxLength: MAX_TASK_LENGTH }).optional(),
+    })
+    .openapi('SpawnSubagent');
   const spawned = z.object({ sessionId: z.string(), name: z.string() }).openapi('Subagent');
   const fork = z
     .object({
-      newId: z.string().min(1).openapi({ description: 'The id of the new session: not taken, without "/".', example: 'build-42-retry' }),
+      newId: z.string().min(1).openapi({ description: 'The id of the new session: not taken, not blank, without "/" or U+0000.', example: 'build-42-retry', pattern: NEW_SESSION_ID_PATTERN }),
       at: z
         .object({
-          eventId: z.number().int().min(1).openapi({ description: 'A history event id of the run, as `temporal workflow show` and the timeline number it.' }),
+          eventId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).openapi({ description: 'A history event id of the run, as `temporal workflow show` and the timeline number it.' }),
           runId: z.string().min(1).optional().openapi({ description: 'The run of the continue-as-new chain (the timeline’s runId); the current run when absent.' }),
         })
         .strict()
         .optional(),
-      beforeTurn: z.number().int().min(1).optional().openapi({ description: 'Fork at the state just before turn N began (the event before its turn/start).' }),
+      beforeTurn: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().openapi({ description: 'Fork at the state just before turn N began (the event before its turn/start).' }),
     })
     .strict()
     .refine((body) => body.at === undefined || body.beforeTurn === undefined, { message: '"at" and "beforeTurn" exclude each other' })
-    .openapi('ForkRequest');
+    // The refinement above, as JSON Schema says it.
+    .openapi('ForkRequest', { not: { required: ['at', 'beforeTurn'] } });
   const forked = z
     .object({
       sessionId: z.string(),
@@ -230,7 +253,24 @@ export function apiSchemas(bounds?: TodoBounds) {
       ),
     })
     .openapi('Timeline');
+  const sessionEvent = z
+    .discriminatedUnion('event', [
+      sseEvent('session', 'The session JSON (as GET /sessions/{id} answers it); id: its version', 'Session'),
+      sseEvent('problem', 'The session cannot be read right now (an Error); the stream goes on', 'Error'),
+    ])
+    .openapi('SessionEvent', { description: 'One event of GET /sessions/{id}/events, as a reader parses it.' });
+  const streamEvent = z
+    .discriminatedUnion('event', [
+      sseEvent('ready', 'Where the reading begins: {"sessionId", "from", "end", "note"?}'),
+      sseEvent(MODEL_STREAM_EVENT_TYPES, 'One entry of the stream, a model event whose type is the event\'s name (see docs/streaming.md); id: its offset'),
+      sseEvent('gap', 'Entries the stream no longer holds: {"from", "to"}'),
+      sseEvent('malformed', 'An entry that is not a model event, passed over: {"offset", "error"}; id: its offset'),
+      sseEvent('problem', 'The stream cannot be read right now (an Error); the reading goes on', 'Error'),
+    ])
+    .openapi('StreamEvent', { description: "One event of GET /sessions/{id}/stream, as a reader parses it." });
   return {
+    sessionEvent,
+    streamEvent,
     todoItem,
     todoList,
     counts,
@@ -256,4 +296,25 @@ export function apiSchemas(bounds?: TodoBounds) {
     usageReport,
     todoWrite: todoWriteArgsSchema(bounds).openapi('TodoWriteArgs'),
   };
+}
+
+/**
+ * One Server-Sent Event of type `name` as a reader parses it (the shape OpenAPI 3.2 gives an
+ * event and Schemathesis checks: `event`, `data`, `id`): its data is JSON text, of the component
+ * `data` when given. A reader keeps the last `id` it saw, so an event sent without one (a
+ * `problem`) is read with the one before it: `id` is allowed on every event.
+ */
+function sseEvent(name: string | readonly [string, ...string[]], description: string, data?: string) {
+  return z
+    .object({
+      event: typeof name === 'string' ? z.literal(name) : z.enum(name),
+      // JSON Schema's words for "a string holding JSON of that schema" (annotations, not checked).
+      data: z.string().meta({
+        description,
+        contentMediaType: 'application/json',
+        ...(data !== undefined ? { contentSchema: { $ref: `#/components/schemas/${data}` } } : {}),
+      }),
+      id: z.string().regex(/^[0-9]+$/).optional(),
+    })
+    .strict();
 }

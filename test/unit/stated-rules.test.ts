@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { SessionClient } from '../../src/client';
+import { createHttpApp } from '../../src/http/app';
 import {
   acceptSubagentSpawn,
   acceptUserMessage,
   INITIAL_SESSION_STATE,
+  MAX_TASK_LENGTH,
+  MAX_USER_MESSAGE_CHARS,
   NEW_SESSION_ID_PATTERN,
   newSessionIdProblem,
   SEARCHABLE_PATTERN,
@@ -68,5 +72,23 @@ describe('each rule is stated once, and the check and the documents read it ther
   test("the tool definition states a todo's rule with the same constant", () => {
     const tool = todoWriteToolDefinition({ allowParallelInProgress: false }).function.parameters as { properties: { todos: { items: { properties: { content: { pattern: string } } } } } };
     assert.equal(tool.properties.todos.items.properties.content.pattern, NOT_BLANK_PATTERN);
+  });
+
+  test('the HTTP document states those rules with the same constants', async () => {
+    const { app } = createHttpApp({ client: SessionClient.lazy({ address: '127.0.0.1:1', taskQueue: 'unused' }), allowedHosts: ['127.0.0.1'] });
+    const document = (await (await app.request('http://127.0.0.1/openapi.json', { headers: { Host: '127.0.0.1' } })).json()) as any;
+    const schemas = document.components.schemas;
+    assert.equal(schemas.UserMessage.properties.text.pattern, NOT_BLANK_PATTERN);
+    assert.equal(schemas.UserMessage.properties.text.maxLength, MAX_USER_MESSAGE_CHARS);
+    assert.equal(schemas.SpawnSubagent.properties.name.pattern, SUBAGENT_NAME_PATTERN);
+    assert.equal(schemas.SpawnSubagent.properties.task.maxLength, MAX_TASK_LENGTH);
+    assert.equal(schemas.StartSession.properties.id.pattern, NEW_SESSION_ID_PATTERN);
+    assert.equal(schemas.ForkRequest.properties.newId.pattern, NEW_SESSION_ID_PATTERN);
+    assert.deepEqual(schemas.ForkRequest.not, { required: ['at', 'beforeTurn'] });
+    assert.equal(schemas.TodoWriteArgs.properties.todos.items.properties.content.pattern, NOT_BLANK_PATTERN);
+    const parameter = (path: string, method: string, name: string) => document.paths[path][method].parameters.find((p: { name: string }) => p.name === name).schema;
+    assert.equal(parameter('/sessions/{id}', 'get', 'id').pattern, NOT_BLANK_PATTERN);
+    assert.equal(parameter('/sessions', 'get', 'parent').pattern, SEARCHABLE_PATTERN);
+    assert.match('W/"3"', new RegExp(parameter('/sessions/{id}/todo_write', 'post', 'If-Match').pattern));
   });
 });

@@ -4,7 +4,7 @@ import { InvalidInputError, type SessionClient } from '../../client';
 import { readJsonBody, strictJsonBody } from '../json-body';
 import type { TemporalCalls } from '../temporal-calls';
 import { refuseInvalid } from '../validation';
-import { commonErrors, json, sessionIdParam, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, json, SESSION, sessionIdParam, WRITE, type ApiSchemas } from './route-docs';
 
 /** What the agent routes need. */
 export interface AgentRoutes {
@@ -40,7 +40,8 @@ async function decisionBody(c: Context, schema: ApiSchemas['decision']): Promise
  * session; a change with no answer in time is 504 `outcome-unknown`.
  */
 export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: AgentRoutes): void {
-  const errors = commonErrors(s);
+  const reads = errorResponses(s, [...GUARDED, ...SESSION]);
+  const changes = (rules: string) => errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409, 422], { 422: `Refused (rejected): rule ${rules}` });
   const params = sessionIdParam;
   app.openAPIRegistry.register('ToolDecision', s.decision);
 
@@ -52,11 +53,8 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
       middleware: [strictJsonBody],
       request: { params, body: { required: true, content: { 'application/json': { schema: s.userMessage } } } },
       responses: {
-        ...errors,
+        ...changes('empty-message or message-too-long (a text the schema does not allow), or queue-full (10 messages already wait)'),
         202: json(s.messageResult, 'Accepted: the turn runs (or waits); follow it with GET /sessions/{id} or its event stream'),
-        409: json(s.error, 'Session closed'),
-        422: json(s.error, 'Refused: empty-message, message-too-long or queue-full (10 messages already wait)'),
-        504: json(s.error, 'No answer in time (outcome-unknown): the message may still have been accepted'),
       },
     }),
     async (c) => {
@@ -73,7 +71,7 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
       path: '/sessions/{id}/transcript',
       summary: 'The conversation: every message kept, with tool calls and results, the usage and the last turn',
       request: { params },
-      responses: { ...errors, 200: json(s.transcript, 'Transcript') },
+      responses: { ...reads, 200: json(s.transcript, 'Transcript') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -87,7 +85,7 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
       path: '/sessions/{id}/usage',
       summary: "What the session's model calls cost, alone and summed over every subagent below it",
       request: { params },
-      responses: { ...errors, 200: json(s.usageReport, 'Usage') },
+      responses: { ...reads, 200: json(s.usageReport, 'Usage') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -102,13 +100,7 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
       path: '/sessions/{id}/interrupt',
       summary: 'Stop the running turn: its model call is cancelled and it ends as interrupted (the list stays); answers how it ended',
       request: { params },
-      responses: {
-        ...errors,
-        200: json(s.turnOutcome.nullable(), 'The turn ended'),
-        409: json(s.error, 'Session closed'),
-        422: json(s.error, 'Refused: no-running-turn'),
-        504: json(s.error, 'No answer in time (outcome-unknown)'),
-      },
+      responses: { ...changes('no-running-turn'), 200: json(s.turnOutcome.nullable(), 'The turn ended') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -127,13 +119,7 @@ export function agentRoutes(app: OpenAPIHono, { client, calls, schemas: s }: Age
             : 'Refuse a tool call that waits for a person (the model reads the refusal and the reason); optional body {"reason"}',
         // Documented, and checked in the handler: a decision may come with no body at all.
         request: { params: callParams, body: { required: false, content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolDecision' } } } } },
-        responses: {
-          ...errors,
-          200: json(s.decisionResult, 'Decided'),
-          409: json(s.error, 'Session closed'),
-          422: json(s.error, 'Refused: no-pending-call (no call with that id waits)'),
-          504: json(s.error, 'No answer in time (outcome-unknown)'),
-        },
+        responses: { ...changes('no-pending-call (no call with that id waits)'), 200: json(s.decisionResult, 'Decided') },
       }),
       async (c) => {
         const { id, callId } = c.req.valid('param');

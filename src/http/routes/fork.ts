@@ -3,7 +3,7 @@ import { OutcomeUnknownError, type SessionClient } from '../../client';
 import { strictJsonBody } from '../json-body';
 import { withTimeLimit } from '../time-limit';
 import { refuseInvalid } from '../validation';
-import { commonErrors, json, sessionIdParam as params, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, json, SESSION, sessionIdParam as params, WRITE, type ApiSchemas } from './route-docs';
 
 /**
  * How long a fork may take: the worker replays the source's history to the fork point, and the
@@ -33,11 +33,12 @@ export function forkRoutes(app: OpenAPIHono, { client, schemas: s }: ForkRoutes)
       middleware: [strictJsonBody],
       request: { params, body: { required: true, content: { 'application/json': { schema: s.fork } } } },
       responses: {
-        ...commonErrors(s),
+        ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409, 422], {
+          409: 'newId is taken (session-exists): ids are never reused',
+          422: 'The source has no such run, event or turn (rejected: no-such-run, no-such-event, no-such-turn), or its history does not replay (replay-failed)',
+          504: 'No answer in time (outcome-unknown): the new session may have been started',
+        }),
         201: json(s.forked, 'Forked: the new session, where it came from and the subagents that were open there'),
-        409: json(s.error, 'newId is taken (session-exists): ids are never reused'),
-        422: json(s.error, 'The source has no such run, event or turn (no-such-run, no-such-event, no-such-turn), or its history does not replay (replay-failed)'),
-        504: json(s.error, 'No answer in time (outcome-unknown): the new session may have been started'),
       },
     }),
     async (c) => {

@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { errorAnswer } from '../http-errors';
 import type { SessionReader } from '../session-reader';
-import { commonErrors, sessionIdParam as params, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, SESSION, sessionIdParam as params, type ApiSchemas } from './route-docs';
 
 /**
  * `GET /sessions/{id}/events`: Server-Sent Events, an event `session` with the session JSON on
@@ -17,7 +17,8 @@ export function sessionEventRoutes(app: OpenAPIHono, { reader, schemas: s }: { r
       path: '/sessions/{id}/events',
       summary: 'Server-Sent Events: event "session" with the session JSON on connect and on every change (version, agent.revision as a turn runs)',
       request: { params },
-      responses: { ...commonErrors(s), 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } } },
+      // OpenAPI 3.1 gives an event stream's schema as the schema of one event.
+      responses: {...errorResponses(s, [...GUARDED, ...SESSION]), 200: { description: 'Server-Sent Events, one per change', content: { 'text/event-stream': { schema: s.sessionEvent } } } },
     }),
     async (c) => {
       const sessionId = c.req.valid('param').id;

@@ -4,13 +4,18 @@ import { InvalidInputError } from '../../client/errors';
 import { errorAnswer } from '../http-errors';
 import type { SessionReader } from '../session-reader';
 import type { StreamHub, StreamStart } from '../stream-hub';
-import { commonErrors, sessionIdParam as params, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, SESSION, sessionIdParam as params, type ApiSchemas } from './route-docs';
 
 /** How often an idle stream gets a comment line, so proxies and browsers keep the connection open. */
 const KEEP_ALIVE_MS = 15_000;
 
-/** The largest offset a reader may name: where numbers stop counting exactly. */
-const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+/**
+ * A stream offset as a reader names it, as a JSON Schema `pattern` (ECMAScript and Python read it
+ * alike): a whole number of at most 15 digits, so that every one counts exactly. The document
+ * states it for `?from=` and `Last-Event-ID`, and {@link offsetOf} reads them with it.
+ */
+const OFFSET_PATTERN = '^[0-9]{1,15}$';
+const OFFSET = new RegExp(OFFSET_PATTERN);
 
 /**
  * `GET /sessions/{id}/stream`: Server-Sent Events of the model's words as a session's model calls
@@ -30,17 +35,21 @@ export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s 
       summary: "Server-Sent Events: the model's words as the session's model calls write them (id: the stream offset; resume with Last-Event-ID)",
       request: {
         params,
-        query: z.object({ from: z.string().optional().openapi({ description: 'The offset to begin at (a whole number); Last-Event-ID wins over it', example: '0' }) }),
-        headers: z.object({ 'last-event-id': z.string().optional().openapi({ description: 'The id of the last event received: the stream resumes right after it' }) }),
+        query: z.object({ from: z.string().optional().openapi({ description: 'The offset to begin at (a whole number); Last-Event-ID wins over it', example: '0', pattern: OFFSET_PATTERN }) }),
+        headers: z.object({
+          'last-event-id': z.string().optional().openapi({ description: 'The id of the last event received: the stream resumes right after it', example: '14', pattern: OFFSET_PATTERN }),
+        }),
       },
-      responses: { ...commonErrors(s), 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } } },
+      // OpenAPI 3.1 gives an event stream's schema as the schema of one event.
+      responses: {...errorResponses(s, [...GUARDED, ...SESSION]), 200: { description: 'Server-Sent Events, one per change', content: { 'text/event-stream': { schema: s.streamEvent } } } },
     }),
     async (c) => {
       const sessionId = c.req.valid('param').id;
       const lastEventId = c.req.header('Last-Event-ID');
       const from = c.req.valid('query').from;
-      const start: StreamStart =
-        lastEventId !== undefined ? offsetOf('Last-Event-ID', lastEventId) + 1 : from !== undefined ? offsetOf('from', from) : 'current';
+      // Both are checked when both are given, though Last-Event-ID wins: a malformed one is refused.
+      const fromOffset = from !== undefined ? offsetOf('from', from) : undefined;
+      const start: StreamStart = lastEventId !== undefined ? offsetOf('Last-Event-ID', lastEventId) + 1 : (fromOffset ?? 'current');
       await reader.read(sessionId); // 404 / 503 / 504 before the stream starts
       return streamSSE(c, async (stream) => {
         let queue = Promise.resolve();
@@ -76,11 +85,10 @@ export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s 
 
 /** `text` as a stream offset, or a 400 naming `what` and the value. */
 function offsetOf(what: string, text: string): number {
-  const value = /^\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value > MAX_OFFSET - 1) {
+  if (!OFFSET.test(text)) {
     throw new InvalidInputError(
-      `${what} must be a stream offset (a whole number from 0, as the id: of an event of this stream), got ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)}`,
+      `${what} must be a stream offset (a whole number from 0, of at most 15 digits, as the id: of an event of this stream), got ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)}`,
     );
   }
-  return value;
+  return Number(text);
 }

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { InvalidInputError, TREE_PAGE_LIMIT, treeJson, type SessionClient } from '../../client';
 import { foldHistory } from '../../history/session-history';
+import { SEARCHABLE_PATTERN } from '../../session';
 import type { TodoWriteMetrics } from '../../metrics';
 import { readJsonBody, strictJsonBody } from '../json-body';
 import type { SessionReader } from '../session-reader';
 import type { TemporalCalls } from '../temporal-calls';
 import { refuseInvalid } from '../validation';
-import { commonErrors, json, sessionIdParam as params, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, json, SESSION, sessionIdParam as params, WRITE, type ApiSchemas } from './route-docs';
 
 /** What the session routes need. */
 export interface SessionRoutes {
@@ -26,7 +27,7 @@ export interface SessionRoutes {
  * declared once: the declaration validates the request and documents it.
  */
 export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas: s, todoWrites }: SessionRoutes): void {
-  const errors = commonErrors(s);
+  const reads = errorResponses(s, [...GUARDED, ...SESSION]);
   const accepted = json(z.object({ accepted: z.boolean() }), 'Sent');
 
   app.openapi(
@@ -36,18 +37,23 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       summary:
         'List sessions (newest first), one page of at most ?limit= (default 100); the next page is ?pageToken= the X-Next-Page-Token header. ' +
         '?open=true for running ones, ?parent=<id> for its subagents, ?inProgress=true for those with a todo in progress',
-      // Any other value of the flags reads as false, as ?open always has: documented as the two, not refused.
+      // Any other value of the flags reads as false, as ?open always has: documented so, not refused.
       request: {
         query: z.object({
-          open: z.string().optional().openapi({ enum: ['true', 'false'] }),
-          inProgress: z.string().optional().openapi({ enum: ['true', 'false'] }),
-          parent: z.string().min(1).optional(),
+          open: z.string().optional().openapi({ description: 'true: only running sessions; any other value: all', example: 'true' }),
+          inProgress: z.string().optional().openapi({ description: 'true: only sessions with a todo in progress; any other value: all', example: 'true' }),
+          parent: z.string().min(1).optional().openapi({ description: 'A session id: only its subagents are listed', pattern: SEARCHABLE_PATTERN }),
           limit: z.coerce.number().int().min(1).max(1000).optional(),
-          pageToken: z.string().min(1).max(4096).optional(),
+          pageToken: z
+            .string()
+            .min(1)
+            .max(4096)
+            .optional()
+            .openapi({ description: 'The X-Next-Page-Token of the previous page, with the same filters: a token the listing did not give is refused (400)' }),
         }),
       },
       responses: {
-        ...errors,
+        ...errorResponses(s, [...GUARDED, 503], { 503: 'Temporal is unreachable, or did not answer in time (temporal-unavailable)' }),
         200: {
           description: 'Sessions',
           headers: z.object({ 'X-Next-Page-Token': z.string().optional().openapi({ description: 'Where the next page starts; absent after the last page.' }) }),
@@ -78,7 +84,11 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       summary: 'Start a session (idempotent: 200 when it already runs)',
       middleware: [strictJsonBody],
       request: { body: { required: true, content: { 'application/json': { schema: s.start } } } },
-      responses: { ...errors, 201: json(s.started, 'Started'), 200: json(s.started, 'Already running'), 409: json(s.error, 'Closed: ids are not reused') },
+      responses: {
+        ...errorResponses(s, [...GUARDED, ...WRITE, 409, 502, 503, 504], { 409: 'A session with that id was closed (session-closed): ids are not reused' }),
+        201: json(s.started, 'Started'),
+        200: json(s.started, 'Already running'),
+      },
     }),
     async (c) => {
       const { id, task } = c.req.valid('json');
@@ -95,7 +105,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       path: '/sessions/{id}',
       summary: 'The session query: turn, list, counts, version, parent, children (ETag: version)',
       request: { params },
-      responses: { ...errors, 200: json(s.session, 'Session') },
+      responses: { ...reads, 200: json(s.session, 'Session') },
     }),
     async (c) => {
       const snapshot = await reader.read(c.req.valid('param').id);
@@ -105,7 +115,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
   );
 
   app.openapi(
-    createRoute({ method: 'get', path: '/sessions/{id}/todos', summary: 'The current list, or null', request: { params }, responses: { ...errors, 200: json(s.todoList, 'List') } }),
+    createRoute({ method: 'get', path: '/sessions/{id}/todos', summary: 'The current list, or null', request: { params }, responses: { ...reads, 200: json(s.todoList, 'List') } }),
     async (c) => c.json((await reader.read(c.req.valid('param').id)).todos, 200),
   );
 
@@ -121,10 +131,15 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
         query: z.object({
           full: z.enum(['true', 'false']).optional(),
           limit: z.coerce.number().int().min(1).max(TREE_PAGE_LIMIT).optional(),
-          pageToken: z.string().min(1).max(4096).optional(),
+          pageToken: z
+            .string()
+            .min(1)
+            .max(4096)
+            .optional()
+            .openapi({ description: "The nextPageToken of the previous page of this session's tree: a token the tree did not give is refused (400)" }),
         }),
       },
-      responses: { ...errors, 200: json(s.tree, 'Tree') },
+      responses: { ...reads, 200: json(s.tree, 'Tree') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -145,7 +160,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       path: '/sessions/{id}/history',
       summary: 'The history: `temporal workflow show --output json` format, or {sessionId, runs:[…]} after continue-as-new',
       request: { params },
-      responses: { ...errors, 200: json(z.object({}).passthrough(), 'History') },
+      responses: { ...reads, 200: json(z.object({}).passthrough(), 'History') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -159,7 +174,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       path: '/sessions/{id}/timeline',
       summary: 'The state after each event of the history (time travel)',
       request: { params },
-      responses: { ...errors, 200: json(s.timeline, 'Timeline') },
+      responses: { ...reads, 200: json(s.timeline, 'Timeline') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -198,16 +213,21 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       summary: 'Replace the list (creates the session if needed). Idempotency-Key → update id; If-Match: <version> → expected version',
       request: {
         params,
-        headers: z.object({ 'Idempotency-Key': z.string().optional(), 'If-Match': z.string().optional() }),
+        headers: z.object({
+          'Idempotency-Key': z.string().optional().openapi({ description: 'The update id: the same key applies the write at most once, and answers the same' }),
+          'If-Match': z
+            .string()
+            .optional()
+            .openapi({ description: 'The version the write is based on (3, "3" or W/"3"): refused with 412 unless the session is still at it', example: '"3"', pattern: IF_MATCH_PATTERN }),
+        }),
         body: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TodoWriteArgs' } } } },
       },
       responses: {
-        ...errors,
+        ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409, 412, 422], {
+          404: 'No such subagent (session-not-found): a top-level session is created by its first write',
+          422: 'Refused (rejected): rule names the first rule the list breaks (duplicate-content, parallel-in-progress, list-too-large, …)',
+        }),
         200: json(s.writeResult, 'Accepted'),
-        409: json(s.error, 'Session closed'),
-        412: json(s.error, 'Stale If-Match version'),
-        413: json(s.error, 'Body too large'),
-        422: json(s.error, 'Rejected: the message names the rule'),
       },
     }),
     async (c) => {
@@ -231,7 +251,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       path: '/sessions/{id}/turn/start',
       summary: 'Start a turn (the list is cleared)',
       request: { params },
-      responses: { ...errors, 202: accepted },
+      responses: { ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409]), 202: accepted },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -241,7 +261,7 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
   );
 
   app.openapi(
-    createRoute({ method: 'post', path: '/sessions/{id}/turn/end', summary: 'End the turn (the list stays)', request: { params }, responses: { ...errors, 202: accepted } }),
+    createRoute({ method: 'post', path: '/sessions/{id}/turn/end', summary: 'End the turn (the list stays)', request: { params }, responses: { ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409]), 202: accepted } }),
     async (c) => {
       const { id } = c.req.valid('param');
       await calls.change(id, () => client.turnEnd(id));
@@ -255,7 +275,8 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       path: '/sessions/{id}/close',
       summary: 'Close the session and its open subagents',
       request: { params },
-      responses: { ...errors, 200: json(s.session, 'Final state') },
+      // Closing a closed session answers its state again: no 409.
+      responses: { ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION]), 200: json(s.session, 'Final state') },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -270,7 +291,12 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
       summary: 'Spawn a subagent as a child session',
       middleware: [strictJsonBody],
       request: { params, body: { required: true, content: { 'application/json': { schema: s.spawn } } } },
-      responses: { ...errors, 201: json(s.spawned, 'Spawned'), 422: json(s.error, 'Bad or taken name') },
+      responses: {
+        ...errorResponses(s, [...GUARDED, ...WRITE, ...SESSION, 409, 422], {
+          422: 'Refused (rejected): rule subagent-name (a name or task the schema does not allow), subagent-exists or subagent-id-taken (the name is taken)',
+        }),
+        201: json(s.spawned, 'Spawned'),
+      },
     }),
     async (c) => {
       const { id } = c.req.valid('param');
@@ -281,11 +307,22 @@ export function sessionRoutes(app: OpenAPIHono, { client, reader, calls, schemas
   );
 }
 
-/** The expected version an `If-Match` header names (`3`, `"3"` or `W/"3"`), if any. */
+/**
+ * What an `If-Match` header may hold: a session version, bare or as an entity tag (`3`, `"3"`,
+ * `W/"3"`), as a JSON Schema `pattern` (ECMAScript and Python read it alike). The document states
+ * it, and {@link ifMatchVersion} reads the header with it.
+ */
+const IF_MATCH_PATTERN = '^(?:W/)?(?:"([0-9]{1,15})"|([0-9]{1,15}))$';
+const IF_MATCH = new RegExp(IF_MATCH_PATTERN);
+
+/**
+ * The expected version an `If-Match` header names, if one was sent.
+ *
+ * @throws InvalidInputError when it is not a version as {@link IF_MATCH_PATTERN} says (400).
+ */
 function ifMatchVersion(header: string | undefined): number | undefined {
-  if (header === undefined || header.trim() === '') return undefined;
-  const raw = header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
-  const version = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(version)) throw new InvalidInputError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
-  return version;
+  if (header === undefined) return undefined;
+  const match = IF_MATCH.exec(header.trim());
+  if (match === null) throw new InvalidInputError(`If-Match must be a session version such as "3", got ${JSON.stringify(header)}`);
+  return Number(match[1] ?? match[2]);
 }

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { todoWriteToolDefinition, type TodoPolicy } from '../../todo';
 import type { TemporalCalls } from '../temporal-calls';
-import { commonErrors, json, type ApiSchemas } from './route-docs';
+import { errorResponses, GUARDED, json, type ApiSchemas } from './route-docs';
 
 /** What the service's own routes need. */
 export interface SystemRoutes {
@@ -26,7 +26,8 @@ export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s
       method: 'get',
       path: '/healthz',
       summary: 'Whether the service and Temporal answer (no token needed)',
-      responses: { ...commonErrors(s), 200: json(health, 'Healthy'), 503: json(health, 'Temporal is unreachable') },
+      // Public (no token), so neither 400 nor 401.
+      responses: { ...errorResponses(s, [421, 500]), 200: json(health, 'Healthy'), 503: json(health, 'Temporal is unreachable') },
     }),
     async (c) => {
       const reachable = await calls.listing(ping).then(
@@ -42,11 +43,14 @@ export function systemRoutes(app: OpenAPIHono, { calls, ping, policy, schemas: s
       method: 'get',
       path: '/tool-definition',
       summary: "The todo_write function definition under this deployment's policy",
-      responses: { ...commonErrors(s), 200: json(z.object({}).passthrough(), 'OpenAI-compatible function tool') },
+      responses: {
+        ...errorResponses(s, [...GUARDED, 503], { 503: 'The service was started without a policy (invalid-setting)' }),
+        200: json(z.object({}).passthrough(), 'OpenAI-compatible function tool'),
+      },
     }),
     (c) => {
       if (policy === undefined) {
-        return c.json({ error: 'this service was started without a policy: pass --allow-parallel-in-progress or set ALLOW_PARALLEL_IN_PROGRESS', code: 'invalid-setting' }, 503);
+        return c.json({ error: 'this service was started without a policy: pass --allow-parallel-in-progress or set ALLOW_PARALLEL_IN_PROGRESS', code: 'invalid-setting' as const }, 503);
       }
       return c.json(todoWriteToolDefinition(policy), 200);
     },
