@@ -98,6 +98,21 @@ const FIRST_TASK_EXPECTED: Record<string, (final: SessionState) => void> = {
 };
 Object.assign(EXPECTED, FIRST_TASK_EXPECTED);
 
+/**
+ * Tools from outside, recorded from the release that brought them (v4): MCP calls, a module
+ * tool, a tool withheld after its description changed and accepted again. Replay asks no server:
+ * what each turn was offered and every call's result are activity results in the history.
+ */
+const TOOLS_EXPECTED: Record<string, (final: SessionState) => void> = {
+  'agent-mcp-tools': (final) => {
+    assert.equal(final.turn, 3);
+    // Turn 1 planned and completed both steps; turns 2 and 3 wrote no list, and a turn starts with none.
+    assert.equal(final.todos, null);
+    assert.equal(final.version, 8, 'three turns started and ended (six events) and two writes');
+  },
+};
+Object.assign(EXPECTED, TOOLS_EXPECTED);
+
 const recorded = readdirSync(HISTORIES)
   .filter((name) => /^v\d+-.*\.json$/.test(name))
   .sort();
@@ -105,7 +120,7 @@ const recorded = readdirSync(HISTORIES)
 describe('recorded multi-agent and long-running histories', () => {
   test('every scenario is recorded by the first release and by this one', () => {
     for (const scenario of Object.keys(EXPECTED)) {
-      for (const release of scenario in FIRST_TASK_EXPECTED ? ['v3'] : scenario in FORK_EXPECTED ? ['v2'] : scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
+      for (const release of scenario in TOOLS_EXPECTED ? ['v4'] : scenario in FIRST_TASK_EXPECTED ? ['v3'] : scenario in FORK_EXPECTED ? ['v2'] : scenario in AGENT_EXPECTED ? ['v1'] : ['v0', 'v1']) assert.ok(recorded.includes(`${release}-${scenario}.json`), `${release}-${scenario}.json is missing`);
     }
   });
 
