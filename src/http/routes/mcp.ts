@@ -101,7 +101,18 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
     await next();
   });
 
-  const jsonRpcMessage = z.object({ jsonrpc: z.literal('2.0') }).passthrough().openapi('JsonRpcMessage');
+  // JSON-RPC 2.0 as MCP's transport reads it: a request, a notification, or a response to a
+  // request of the server's (batches are not part of the protocol since 2025-06-18).
+  const requestId = z.union([z.string(), z.number().int()]);
+  const jsonRpcParams = z.record(z.string(), z.unknown()).optional();
+  const jsonRpcMessage = z
+    .union([
+      z.object({ jsonrpc: z.literal('2.0'), id: requestId, method: z.string().min(1), params: jsonRpcParams }).openapi({ title: 'request' }),
+      z.object({ jsonrpc: z.literal('2.0'), method: z.string().min(1), params: jsonRpcParams }).openapi({ title: 'notification' }),
+      z.object({ jsonrpc: z.literal('2.0'), id: requestId, result: z.record(z.string(), z.unknown()) }).openapi({ title: 'result' }),
+      z.object({ jsonrpc: z.literal('2.0'), id: requestId, error: z.object({ code: z.number().int(), message: z.string() }) }).openapi({ title: 'error' }),
+    ])
+    .openapi('JsonRpcMessage');
   const jsonRpcError = z
     .object({
       jsonrpc: z.literal('2.0'),
@@ -109,6 +120,16 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
       error: z.object({ code: z.number().int(), message: z.string() }).passthrough(),
     })
     .openapi('JsonRpcError');
+  // One event of the answer's stream, as a reader parses it: a JSON-RPC message (the answer, or a
+  // notification sent before it) as JSON text.
+  const mcpEvent = z
+    .object({
+      event: z.literal('message'),
+      data: z.string().meta({ description: 'A JSON-RPC message', contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/JsonRpcMessage' } }),
+      id: z.string().optional(),
+    })
+    .strict()
+    .openapi('McpEvent');
   app.openapi(
     createRoute({
       method: 'post',
@@ -127,7 +148,7 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
       responses: {
         200: {
           description: 'The JSON-RPC answer, as JSON or as a stream of Server-Sent Events',
-          content: { 'application/json': { schema: jsonRpcMessage }, 'text/event-stream': { schema: z.string() } },
+          content: { 'application/json': { schema: z.object({ jsonrpc: z.literal('2.0') }).passthrough() }, 'text/event-stream': { schema: mcpEvent } },
         },
         202: { description: 'A notification or a response, accepted' },
         400: {
