@@ -13,6 +13,7 @@ import { meterRequests } from './request-metrics';
 import { notFoundOrNotAllowed } from './method-not-allowed';
 import { agentRoutes } from './routes/agent';
 import { mcpRoutes } from './routes/mcp';
+import { toolRoutes } from './routes/tools';
 import { metricsRoutes } from './routes/metrics';
 import { forkRoutes } from './routes/fork';
 import { sessionEventRoutes } from './routes/session-events';
@@ -140,6 +141,7 @@ export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; read
   sessionRoutes(app, { client, reader, calls, schemas, todoWrites: metrics.todoWrites });
   agentRoutes(app, { client, calls, schemas });
   forkRoutes(app, { client, schemas });
+  toolRoutes(app, { client, calls, schemas });
   sessionEventRoutes(app, { reader, schemas });
   metricsRoutes(app, registry);
   sessionStreamRoutes(app, { reader, hub, schemas });

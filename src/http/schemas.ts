@@ -55,6 +55,14 @@ export function apiSchemas(bounds?: TodoBounds) {
       since: z.string().nullable(),
     })
     .openapi('PendingApproval');
+  const withheldTool = z
+    .object({
+      name: z.string().openapi({ description: 'The tool as the model would see it, mcp__<server>__<tool>.' }),
+      reason: z.string(),
+      pinned: z.string().openapi({ description: 'The hash of the definition the session first offered (and trusts).' }),
+      offered: z.string().openapi({ description: 'The hash of the definition the server offers now.' }),
+    })
+    .openapi('WithheldTool');
   const agentStatus = z
     .object({
       activity: z
@@ -65,6 +73,10 @@ export function apiSchemas(bounds?: TodoBounds) {
       pendingApprovals: z.array(pendingApproval),
       lastTurn: turnOutcome.nullable(),
       recentTurns: z.array(turnOutcome).openapi({ description: 'The turns that ended last, oldest first (at most 12; lastTurn is the newest): how a turn ended, even after later ones.' }),
+      withheldTools: z
+        .array(withheldTool)
+        .optional()
+        .openapi({ description: 'Tools the last turn did not offer because their definitions changed since the session first offered them; POST …/tools/accept trusts them. Absent from sessions on a build before MCP tools.' }),
       revision: z.number().int().openapi({ description: "Grows with every change of the agent's state; the event stream sends a `session` event when it moves." }),
     })
     .openapi('AgentStatus');
@@ -107,6 +119,11 @@ export function apiSchemas(bounds?: TodoBounds) {
     .openapi('UserMessageResult');
   const decision = z.object({ reason: z.string().max(2000).optional() }).strict().openapi('ToolDecision');
   const decisionResult = z.object({ callId: z.string(), decision: z.enum(['approved', 'denied']) }).openapi('ToolDecisionResult');
+  const toolAccept = z
+    .object({ names: z.array(z.string().min(1)).min(1).optional().openapi({ description: 'The withheld tools to trust again; left out, every one.' }) })
+    .strict()
+    .openapi('ToolAccept');
+  const toolAcceptResult = z.object({ accepted: z.array(z.string()) }).openapi('ToolAcceptResult');
   const usageReport = z
     .object({ session: usage, tree: usage.openapi({ description: 'Summed over the session and every subagent below it.' }) })
     .openapi('UsageReport');
@@ -293,6 +310,8 @@ export function apiSchemas(bounds?: TodoBounds) {
     messageResult,
     decision,
     decisionResult,
+    toolAccept,
+    toolAcceptResult,
     usageReport,
     todoWrite: todoWriteArgsSchema(bounds).openapi('TodoWriteArgs'),
   };

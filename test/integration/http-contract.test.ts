@@ -40,6 +40,7 @@ const UNSTATABLE_RULES = {
   'no-such-run': "the source's history has no such run",
   'no-such-event': "the source's history has no such event",
   'no-such-turn': "the source's history has no such turn",
+  'no-withheld-tool': "no tool (or not that one) is withheld: the session's state",
 } satisfies Partial<Record<RejectionRule, string>>;
 
 /** The same for refusals that carry a code of their own rather than a rule. */

@@ -217,7 +217,7 @@ describe('MCP servers as the agent’s tools', () => {
   });
 
   test('a tool whose description changed after the session first offered it is withheld until an operator accepts it', async () => {
-    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } }, http: {} });
     try {
       const id = uniqueId('mcp-rug');
       const first = await bed.client.sendMessage(id, 'Greet Ada');
@@ -238,7 +238,15 @@ describe('MCP servers as the agent’s tools', () => {
       assert.match(turns[1]!.systemPrompt, /The tool mcp__shifty__greet is withheld this turn/);
 
       await assert.rejects(bed.client.acceptTools(id, ['mcp__shifty__hang']), /"mcp__shifty__hang" is not withheld.*withheld: mcp__shifty__greet/);
-      assert.deepEqual(await bed.client.acceptTools(id), { accepted: ['mcp__shifty__greet'] });
+      // What the dashboard reads, and its Accept button's request.
+      const shown = (await (await fetch(`${bed.http.url}/sessions/${id}`)).json()) as SessionSnapshot;
+      assert.deepEqual(shown.agent.withheldTools.map((tool) => tool.name), ['mcp__shifty__greet']);
+      const accepted = await fetch(`${bed.http.url}/sessions/${id}/tools/accept`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"names":["mcp__shifty__greet"]}' });
+      assert.equal(accepted.status, 200);
+      assert.deepEqual(await accepted.json(), { accepted: ['mcp__shifty__greet'] });
+      const again = await fetch(`${bed.http.url}/sessions/${id}/tools/accept`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      assert.equal(again.status, 422);
+      assert.match(((await again.json()) as { error: string }).error, /no tool is withheld/);
       assert.deepEqual((await bed.client.session(id)).agent.withheldTools, []);
       const third = await bed.client.sendMessage(id, 'Greet Ada again');
       assert.equal((await turnOf(bed.client, id, third.messageId)).reason, 'completed');

@@ -4,6 +4,7 @@
 /* global document, AbortController, AbortSignal, setTimeout, clearTimeout */
 import { api, dashboardConfig, sessionPath } from './api.js';
 import { createApprovals } from './approvals.js';
+import { createWithheldTools } from './withheld-tools.js';
 import { createConversation } from './conversation.js';
 import { errorBox, h } from './dom.js';
 import { followEvents } from './event-stream.js';
@@ -68,6 +69,7 @@ export function sessionPage(main, id) {
   });
   const messageBox = createMessageBox(id, () => (live ? void refreshAgent() : void startedByMessage()));
   const approvals = createApprovals(id, () => void refreshAgent());
+  const withheld = createWithheldTools(id, () => void refreshAgent());
   const usage = createUsageCard();
   const conversationCard = h('section', { class: 'card conversation-card', 'aria-labelledby': 'conversation-title' },
     h('div', { class: 'card-head' }, h('h2', { id: 'conversation-title' }, 'Conversation')),
@@ -78,7 +80,7 @@ export function sessionPage(main, id) {
   );
   const columns = h('div', { class: 'columns', id: 'columns', hidden: true },
     h('div', { class: 'main-col' }, todosCard, conversationCard),
-    h('div', { class: 'side' }, approvals.element, usage.element, subagents.element, ignored.element),
+    h('div', { class: 'side' }, approvals.element, withheld.element, usage.element, subagents.element, ignored.element),
   );
   main.replaceChildren(head.element, problem, columns);
 
@@ -148,6 +150,7 @@ export function sessionPage(main, id) {
     ignored.render(snapshot.ignoredSignals);
     messageBox.render(snapshot);
     approvals.render(snapshot);
+    withheld.render(snapshot);
     followWords();
     const revision = snapshot.agent ? snapshot.agent.revision : 0;
     if (revision !== agentRevision) {
