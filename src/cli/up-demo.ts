@@ -31,7 +31,8 @@ export interface UpModel {
 /** The bundled scripts the demo answers from, and when each fits the worker's policy. */
 function demoScripts(policy: TodoPolicy): BundledScript[] {
   // The fan-out marks two todos in_progress at once: it is part of the demo only where that is allowed.
-  return policy.allowParallelInProgress ? ['lint-fix', 'subagents'] : ['lint-fix'];
+  // edit-file needs the filesystem MCP server (docs/tools.md); without it its first step says so.
+  return policy.allowParallelInProgress ? ['lint-fix', 'subagents', 'edit-file'] : ['lint-fix', 'edit-file'];
 }
 
 /**
@@ -83,7 +84,7 @@ export async function upModel(agent: AgentSettings, policy: TodoPolicy): Promise
     agent: { ...agent, baseUrl: server.url, apiKey: () => undefined, model: server.script.model },
     lines: [
       `  Model: SCRIPTED DEMO, not a real model: answers come from ${shown} (at ${server.url}, one answer every ${DEMO_ANSWER_DELAY_MS / 1000} s, streamed at ${DEMO_TOKENS_PER_SECOND} tokens/s)`,
-      `    it answers the first messages "${realMessage}"${policy.allowParallelInProgress ? ' and "Update the tests and the docs for the --verbose flag" (two subagents)' : ''}`,
+      `    it answers the first messages "${realMessage}"${policy.allowParallelInProgress ? ', "Update the tests and the docs for the --verbose flag" (two subagents)' : ''} and "Add a changelog entry" (with the filesystem MCP server: docs/tools.md)`,
       '    For a real model: OPENAI_BASE_URL=https://api.deepseek.com/v1 OPENAI_API_KEY=sk-… AGENT_SESSIONS_MODEL=deepseek-chat npm start',
       '    (any OpenAI-compatible chat-completions endpoint; without OPENAI_BASE_URL, OpenAI\'s own)',
     ],

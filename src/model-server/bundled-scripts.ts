@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The scripts shipped in the package's `models/` folder, by name (the file is `models/<name>.json`). */
-export const BUNDLED_SCRIPTS = ['lint-fix', 'rejected-write', 'subagents', 'nudge', 'approval'] as const;
+export const BUNDLED_SCRIPTS = ['lint-fix', 'rejected-write', 'subagents', 'nudge', 'approval', 'edit-file'] as const;
 
 /** One of {@link BUNDLED_SCRIPTS}. */
 export type BundledScript = (typeof BUNDLED_SCRIPTS)[number];
