@@ -151,31 +151,30 @@ function apiKeySetting(raw: string | undefined): string | undefined {
 }
 
 function toolsModuleSetting(raw: string | undefined, cwd: string): string | undefined {
-  const given = nonEmpty(raw);
-  if (given === undefined) return undefined;
-  const file = resolve(cwd, given);
-  let problem: string | undefined;
-  try {
-    if (!statSync(file).isFile()) problem = 'it is not a file';
-  } catch (error) {
-    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-  }
-  if (problem !== undefined) throw new InvalidSettingError(`--tools (AGENT_SESSIONS_TOOLS) must name a JavaScript module whose default export lists tools, got ${JSON.stringify(raw)}: ${problem}`);
-  return file;
+  return existingPath(raw, cwd, 'file', (problem) => `--tools (AGENT_SESSIONS_TOOLS) must name a JavaScript module whose default export lists tools, got ${JSON.stringify(raw)}: ${problem}`);
 }
 
 function workspaceSetting(raw: string | undefined, cwd: string): string | undefined {
+  return existingPath(raw, cwd, 'folder', (problem) => `AGENT_SESSIONS_WORKSPACE must be an existing folder (the file tools work in it), got ${JSON.stringify(raw)}: ${problem}`);
+}
+
+/**
+ * `raw` made absolute against `cwd`, when it names an existing file or folder (`kind`); unset or
+ * blank, undefined.
+ *
+ * @throws InvalidSettingError with `refusal(problem)`: no such file or folder, or the other kind.
+ */
+function existingPath(raw: string | undefined, cwd: string, kind: 'file' | 'folder', refusal: (problem: string) => string): string | undefined {
   const given = nonEmpty(raw);
   if (given === undefined) return undefined;
-  const folder = resolve(cwd, given);
+  const path = resolve(cwd, given);
   let problem: string | undefined;
   try {
-    if (!statSync(folder).isDirectory()) problem = 'it is not a folder';
+    const stats = statSync(path);
+    if (kind === 'file' ? !stats.isFile() : !stats.isDirectory()) problem = `it is not a ${kind}`;
   } catch (error) {
-    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (error as Error).message;
+    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no such ${kind}` : (error as Error).message;
   }
-  if (problem !== undefined) {
-    throw new InvalidSettingError(`AGENT_SESSIONS_WORKSPACE must be an existing folder (the file tools work in it), got ${JSON.stringify(raw)}: ${problem}`);
-  }
-  return folder;
+  if (problem !== undefined) throw new InvalidSettingError(refusal(problem));
+  return path;
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client as Client2025 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -24,12 +26,16 @@ async function cliEnv(): Promise<Record<string, string>> {
   return { ...env, TEMPORAL_ADDRESS: await temporalAddress(), AGENT_SESSIONS_TASK_QUEUE: bed.taskQueue };
 }
 
-/** A 2025-11-25 client (the protocol the agent CLIs speak today) on `agent-sessions mcp` over stdio. */
-async function stdioClient(sessionId: string, policy = 'false'): Promise<{ client: Client2025; stderr: () => string }> {
+/**
+ * A 2025-11-25 client (the protocol the agent CLIs speak today) on `agent-sessions mcp` over
+ * stdio: serving `sessionId`, or with no `--session` when it is undefined (in `cwd`).
+ */
+async function stdioClient(sessionId: string | undefined, policy = 'false', cwd?: string): Promise<{ client: Client2025; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(ROOT, 'bin', 'agent-sessions.js'), 'mcp', '--session', sessionId, '--allow-parallel-in-progress', policy],
+    args: [join(ROOT, 'bin', 'agent-sessions.js'), 'mcp', ...(sessionId !== undefined ? ['--session', sessionId] : []), '--allow-parallel-in-progress', policy],
     env: await cliEnv(),
+    ...(cwd !== undefined ? { cwd } : {}),
     stderr: 'pipe',
   });
   let stderr = '';
@@ -217,7 +223,9 @@ describe('over stdio (agent-sessions mcp)', () => {
   });
 
   test('without --session it serves a session named after the working folder and says which on stderr', async () => {
-    const { client, stderr } = await stdioClientWithoutSession();
+    const folder = join(mkdtempSync(join(tmpdir(), 'mcp-cwd-')), 'main');
+    mkdirSync(folder);
+    const { client, stderr } = await stdioClient(undefined, 'false', folder);
     try {
       await client.listTools();
       assert.match(stderr(), /serving session main-[0-9a-f]{6} \(from the working folder/);
@@ -238,26 +246,6 @@ describe('over stdio (agent-sessions mcp)', () => {
     assert.match(result.stderr, /missing setting .*--allow-parallel-in-progress/);
   });
 });
-
-/** `agent-sessions mcp` started in a folder named `main`, with no `--session`. */
-async function stdioClientWithoutSession(): Promise<{ client: Client2025; stderr: () => string }> {
-  const { mkdtempSync, mkdirSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const folder = join(mkdtempSync(join(tmpdir(), 'mcp-cwd-')), 'main');
-  mkdirSync(folder);
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [join(ROOT, 'bin', 'agent-sessions.js'), 'mcp', '--allow-parallel-in-progress', 'false'],
-    env: await cliEnv(),
-    cwd: folder,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client2025({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(transport);
-  return { client, stderr: () => stderr };
-}
 
 describe('over Streamable HTTP (/sessions/{id}/mcp)', () => {
   test('a 2025 client with the token lists, writes, is refused with the rule’s words, and reads back', async () => {
