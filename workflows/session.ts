@@ -22,6 +22,7 @@ import {
   acceptTodoWrite,
   acceptToolAccept,
   acceptToolDecision,
+  withheldNamed,
   acceptUserMessage,
   applySessionEvent,
   assertCarriedAgent,
@@ -310,7 +311,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
 
   setHandler(
     toolAcceptUpdate,
-    (input: ToolAcceptInput) => ({ accepted: agent.acceptTools(acceptToolAccept(input, agent.state.withheldTools ?? [])) }),
+    (input: ToolAcceptInput) => ({ accepted: agent.acceptTools(withheldNamed(input, agent.state.withheldTools ?? [])) }),
     { validator: (input: ToolAcceptInput): void => asFailure('RequestRejected', () => void acceptToolAccept(input, agent.state.withheldTools ?? [])) },
   );
 

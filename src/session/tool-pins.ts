@@ -59,6 +59,16 @@ export function acceptToolAccept(input: unknown, withheld: readonly WithheldTool
   return (names as string[]).map((name, index) => withheld.find((tool) => tool.name === name) ?? fail('no-withheld-tool', `names[${index}]`, `${describeValue(name)} is not withheld${which}`));
 }
 
+/**
+ * The withheld tools a `tool/accept` names (all of them when it names none), checking nothing:
+ * what the handler applies once the validator has judged the update, and again on replay, where
+ * a rule of a later build must not refuse what was accepted then.
+ */
+export function withheldNamed(input: ToolAcceptInput | undefined, withheld: readonly WithheldTool[]): WithheldTool[] {
+  const names = input?.names;
+  return Array.isArray(names) ? withheld.filter((tool) => names.includes(tool.name)) : [...withheld];
+}
+
 /** The pins after accepting `accepted`: each now trusts the definition the server offers. */
 export function pinsAfterAccept(pins: ToolPins, accepted: readonly WithheldTool[]): Record<string, string> {
   return { ...pins, ...Object.fromEntries(accepted.map((tool) => [tool.name, tool.offered])) };

@@ -22,7 +22,7 @@ export { snapshotSession, type SessionSnapshot } from './snapshot';
 export { acceptSubagentSpawn, childSessionId, subagentIdTaken } from './subagent';
 export { boundToolResult, compactConversation, messagesForModel, nudgeMessage } from './agent-context';
 export { acceptInterrupt, acceptToolDecision, acceptUserMessage } from './agent-requests';
-export { acceptToolAccept, pinsAfterAccept, type ToolAcceptInput, type ToolAcceptResult, type ToolPins, type WithheldTool } from './tool-pins';
+export { acceptToolAccept, pinsAfterAccept, withheldNamed, type ToolAcceptInput, type ToolAcceptResult, type ToolPins, type WithheldTool } from './tool-pins';
 export {
   addUsage,
   assertCarriedAgent,
