@@ -55,16 +55,16 @@ export interface Bench {
    * A task queue of its own (named from `prefix`) with one session worker on it and a client
    * for it, for a measurement whose sessions must not mix with the others' (a listing counts
    * every session of its queue). `options.worker.agent` gives its worker's agent loop a model
-   * (and its settings), `options.worker.tracing` its tracing, `options.client.plugins` the
-   * client's. Closed with the bench, or earlier with `stop`.
+   * (and its settings), `options.worker.tracing` its tracing, `options.worker.tools` the user's
+   * own tools, `options.client.plugins` the client's. Closed with the bench, or earlier with `stop`.
    */
   openQueue(prefix: string, options?: QueueOptions): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
-/** What a queue of its own runs with beyond the defaults: the worker's agent settings and tracing, the client's plugins. */
+/** What a queue of its own runs with beyond the defaults: the worker's agent settings, tracing and own tools, the client's plugins. */
 export interface QueueOptions {
-  worker?: Pick<CreateWorkerOptions, 'agent' | 'tracing'>;
+  worker?: Pick<CreateWorkerOptions, 'agent' | 'tracing' | 'tools'>;
   client?: Pick<SessionClientOptions, 'plugins'>;
 }
 
