@@ -11,7 +11,8 @@
  * release (a session's move to a new build, release promote of idle sessions), scale (thousands of sessions at once: the longest part, minutes),
  * traces (todo_write and a chat turn with tracing unset and exported to a local collector; a worker's memory after 10,000 traced writes),
  * streaming (the model's words to SSE readers: first words, every word once, history per turn, writes while 20 sessions stream),
- * mcp (todo_write as an MCP tools/call over Streamable HTTP next to POST …/todo_write; `agent-sessions mcp` from spawn to tools/list next to `todos --json`).
+ * mcp (todo_write as an MCP tools/call over Streamable HTTP next to POST …/todo_write; `agent-sessions mcp` from spawn to tools/list next to `todos --json`),
+ * tools (an MCP server's tool called in a turn next to the same call by the MCP SDK's client; a turn's start with three MCP servers next to none, warm and cold).
  * Uses TEMPORAL_ADDRESS when set; otherwise starts its own dev server on free ports with a fresh
  * SQLite file, and stops it at the end. Prints a table on stdout (progress on stderr) and writes
  * bench/results/<ISO time>.json and bench/results/latest.json.
@@ -32,6 +33,7 @@ import { measureScale } from './scale';
 import { openBench, type Bench, type BenchServer } from './setup';
 import { measureStreaming } from './streaming';
 import { measureThroughput } from './throughput';
+import { measureTools } from './tools';
 import { measureTree } from './tree';
 import { measureTraces } from './traces';
 
@@ -52,6 +54,7 @@ const MEASUREMENTS: Record<string, (bench: Bench) => Promise<MeasurementResult>>
   traces: measureTraces,
   streaming: measureStreaming,
   mcp: measureMcp,
+  tools: measureTools,
 };
 
 interface BenchOptions {
