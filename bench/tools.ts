@@ -422,7 +422,7 @@ interface Begin {
 const begin = (timing: ActivityTiming): Begin => ({ ms: took(timing), dispatchMs: timing.startedMs - timing.scheduledMs });
 
 /** One turn on each worker of a fresh pair: their first beginTurn, servers starting. */
-async function coldStart(bench: Bench, shared: Shared, index: number): Promise<{ withMcp: Begin; without: Begin }> {
+async function coldStart(bench: Bench, shared: Shared, index: number): Promise<{ withMcp: Begin; without: Begin; listingMs: number }> {
   const pair = {
     withMcp: await bench.openQueue(`tools-cold-mcp${index}`, { worker: { agent: { ...shared.agent, mcpServers: shared.servers }, tools: LOCAL_TOOLS } }),
     without: await bench.openQueue(`tools-cold-none${index}`, { worker: { agent: shared.agent, tools: LOCAL_TOOLS } }),
@@ -434,18 +434,34 @@ async function coldStart(bench: Bench, shared: Shared, index: number): Promise<{
   }
 }
 
-/** The first turn's beginTurn on each worker of a pair, in rotating order. */
-async function firstTurns(bench: Bench, shared: Shared, pair: Pick<Shared, 'withMcp' | 'without'>, index: number): Promise<{ withMcp: Begin; without: Begin }> {
+/**
+ * The first turn's beginTurn on each worker of a pair, in rotating order, and the same first
+ * listing from this process on a fresh pool of its own (the stdio servers starting for it too),
+ * made while the turn with servers waits for the model.
+ */
+async function firstTurns(bench: Bench, shared: Shared, pair: Pick<Shared, 'withMcp' | 'without'>, index: number): Promise<{ withMcp: Begin; without: Begin; listingMs: number }> {
   const kinds = ['withMcp', 'without'] as const;
   const times: Partial<Record<(typeof kinds)[number], Begin>> = {};
+  let listingMs = Number.NaN;
   for (let k = 0; k < 2; k++) {
     const kind = kinds[(k + index) % 2]!;
     const id = bench.id(`tools-cold-${kind}`);
-    await runTurn(shared.gate, pair[kind].sessions, id, START_TASK, 0, async () => undefined);
+    await runTurn(shared.gate, pair[kind].sessions, id, START_TASK, 0, async () => {
+      if (kind !== 'withMcp') return;
+      const pool = new McpPool(shared.servers, () => undefined);
+      try {
+        const start = performance.now();
+        const listed = await listMcpTools(pool);
+        listingMs = performance.now() - start;
+        if (listed.notes.length > 0) throw new Error(`listing the three servers' tools: ${listed.notes.join(' ')}`);
+      } finally {
+        await pool.close();
+      }
+    });
     times[kind] = begin((await activityTimings(bench, id)).find((timing) => timing.type === 'beginTurn')!);
     await pair[kind].sessions.close(id);
   }
-  return { withMcp: times.withMcp!, without: times.without! };
+  return { withMcp: times.withMcp!, without: times.without!, listingMs };
 }
 
 /** beginTurn with three MCP servers next to none: warm turns alternating, and cold first turns. */
@@ -513,12 +529,15 @@ async function measureStarts(bench: Bench, shared: Shared, rows: Row[], notes: s
   const l = summarize(warm.listing);
   const cw = whole(cold.map((c) => c.withMcp));
   const cn = whole(cold.map((c) => c.without));
+  const cl = summarize(cold.map((c) => c.listingMs));
+  const coldAdded = { p50: cw.p50 - cn.p50, p95: cw.p95 - cn.p95 };
   const dispatch = { warmWithMcp: dispatched(warm.withMcp), warmWithout: dispatched(warm.without), coldWithMcp: dispatched(cold.map((c) => c.withMcp)), coldWithout: dispatched(cold.map((c) => c.without)) };
   const added = { p50: w.p50 - n.p50, p95: w.p95 - n.p95 };
   figures.turnStart = {
     parameters: { servers: shared.servers.map((s) => `${s.name} (${s.transport.kind})`), turnsPerSession: size.turnsPerSession, sessions: size.startSessions, warmup: size.startWarmup, coldPairs: size.coldPairs },
-    ms: { warm: { withMcp: w, without: n, listingInThisProcess: l, pinningMedian: payload.pinMs }, cold: { withMcp: cw, without: cn }, scheduledToStartedMedian: dispatch },
+    ms: { warm: { withMcp: w, without: n, listingInThisProcess: l, pinningMedian: payload.pinMs }, cold: { withMcp: cw, without: cn, listingInThisProcess: cl }, scheduledToStartedMedian: dispatch },
     addedWarmMs: added,
+    addedColdMs: coldAdded,
     resultBytes: { withMcp: payload.withMcp, without: payload.without },
     mcpTools: payload.tools,
     samples: { warm, cold },
@@ -541,6 +560,14 @@ async function measureStarts(bench: Bench, shared: Shared, rows: Row[], notes: s
       target: '—',
       met: null,
     },
+    {
+      measurement: '  the servers add (p50 / p95) vs their first tools/list from this process',
+      ours: `${ms(coldAdded.p50)} / ${ms(coldAdded.p95)}`,
+      baseline: `${ms(cl.p50)} / ${ms(cl.p95)}`,
+      ratio: coldAdded.p50 / cl.p50,
+      target: '—',
+      met: null,
+    },
   );
   notes.push(
     `beginTurn is timed in the session's history, ActivityTaskScheduled to ActivityTaskCompleted; with or without servers it queries the session and signals turn/start. ` +
@@ -552,7 +579,8 @@ async function measureStarts(bench: Bench, shared: Shared, rows: Row[], notes: s
     `cold: the first turn of ${cold.length === 1 ? 'a fresh pair' : `${cold.length} fresh pairs`} of workers, each on a task queue of its own (the pool connecting: ` +
       "server-everything's initialize over HTTP, both filesystem servers started as node processes); the worker without servers pays its own first activity. " +
       `Scheduled → started took ${ms(dispatch.coldWithMcp)} and ${ms(dispatch.coldWithout)} ms (medians, with and without): a fresh queue's first tasks reach their worker ` +
-      `sooner than later ones do. ${cold.length === 1 ? 'Each figure is one turn.' : 'p95 and p99 are the slowest of the few.'}`,
+      `sooner than later ones do. The first listing from this process is made on a fresh pool of its own (its stdio servers starting too) while the turn with servers ` +
+      `waits for the model. ${cold.length === 1 ? 'Each figure is one turn.' : 'p95 and p99 are the slowest of the few.'}`,
   );
   bench.progress(`tools starts: beginTurn ${ms(w.p50)} vs ${ms(n.p50)} ms warm, ${ms(cw.p50)} vs ${ms(cn.p50)} ms cold (p50)`);
 }
