@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,7 @@ const TOOLS_MODULE = join(ROOT, 'test', 'fixtures', 'tools-module.mjs');
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'mcp-tools-')));
 const notes = join(workspace, 'notes.txt');
 const greeting = join(workspace, 'greet-description.txt');
+const serverLog = join(workspace, 'server.log');
 writeFileSync(greeting, 'Say hello to someone by name.');
 
 /** Every step of the scripted model: what it expects to have been told, and the call it makes next. */
@@ -94,6 +95,19 @@ const script: ScriptJson = {
       ],
     },
     {
+      name: 'sleep',
+      match: { firstUserMessage: 'Sleep until stopped' },
+      steps: [{ respond: { tool_calls: [{ name: 'mcp__big__sleep', arguments: {} }] } }, { respond: { content: 'never reached' } }],
+    },
+    {
+      name: 'die-once',
+      match: { firstUserMessage: 'Call the fragile tool' },
+      steps: [
+        { respond: { tool_calls: [{ name: 'mcp__big__die_once', arguments: {} }] } },
+        { expect: { lastMessage: { role: 'tool', contentMatches: '^survived in server' } }, respond: { content: 'It survived.' } },
+      ],
+    },
+    {
       name: 'slow',
       match: { firstUserMessage: 'Start a slow operation' },
       steps: [
@@ -120,8 +134,8 @@ function servers(): McpServerConfig[] {
     { name: 'fs', transport: { kind: 'stdio', command: process.execPath, args: [FILESYSTEM_SERVER, workspace], env: {} }, callTimeoutMs: 60_000 },
     { name: 'everything', transport: { kind: 'http', url: everythingUrl, headers: {} }, callTimeoutMs: 60_000 },
     { name: 'broken', transport: { kind: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'], env: {} }, callTimeoutMs: 60_000 },
-    { name: 'shifty', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_DESCRIPTION_FILE: greeting } }, callTimeoutMs: 2_000 },
-    { name: 'big', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: {} }, callTimeoutMs: 120_000 },
+    { name: 'shifty', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_DESCRIPTION_FILE: greeting, MCP_TEST_LOG: serverLog } }, callTimeoutMs: 2_000 },
+    { name: 'big', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_LOG: serverLog } }, callTimeoutMs: 120_000 },
   ];
 }
 
@@ -285,6 +299,41 @@ describe('MCP servers as the agent’s tools', () => {
       const [settings] = await turnSettingsInHistory(bed.client, id);
       const reverse = settings!.tools.find((tool) => tool.function.name === 'reverse');
       assert.deepEqual(reverse?.function.parameters, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test('an interrupt tells the server notifications/cancelled for the call, which carried its idempotency key', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-cancel');
+      const { messageId } = await bed.client.sendMessage(id, 'Sleep until stopped');
+      await waitForSession(bed.client, id, () => (existsSync(serverLog) && /^started /m.test(readFileSync(serverLog, 'utf8')) ? true : false));
+      await bed.client.interrupt(id);
+      assert.equal((await turnOf(bed.client, id, messageId)).reason, 'interrupted');
+      const deadline = Date.now() + 10_000;
+      while (!/^cancelled /m.test(readFileSync(serverLog, 'utf8')) && Date.now() < deadline) await sleep(100);
+      const lines = readFileSync(serverLog, 'utf8').trim().split('\n');
+      const started = lines.find((line) => line.startsWith('started '))!;
+      assert.match(started, /^started mcp:[0-9a-f-]+:\d+$/, 'the call carried the idempotency key in _meta');
+      assert.ok(lines.includes(started.replace('started', 'cancelled')), `the server heard the cancellation: ${lines.join(' | ')}`);
+    } finally {
+      await bed.close();
+    }
+  });
+
+  test('a stdio server that dies in the middle of a call is started again, and the call is made again on it', async () => {
+    const bed = await startTestBed('mcp-tools', POLICY, { model: { script }, worker: { agent: { approveTools: [], mcpServers: servers() } } });
+    try {
+      const id = uniqueId('mcp-die');
+      const { messageId } = await bed.client.sendMessage(id, 'Call the fragile tool');
+      const outcome = await turnOf(bed.client, id, messageId);
+      assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
+      const lines = readFileSync(serverLog, 'utf8');
+      const died = /^dying (\d+)$/m.exec(lines)?.[1];
+      const survived = /^survived (\d+)$/m.exec(lines)?.[1];
+      assert.ok(died !== undefined && survived !== undefined && died !== survived, `a new server process answered: ${lines}`);
     } finally {
       await bed.close();
     }
