@@ -5,7 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { RequestRejectedError, SessionClient, type SessionClientOptions } from '../src/client';
+import { RequestRejectedError, SessionClient, SessionNotFoundError, type SessionClientOptions } from '../src/client';
+import type { SessionSnapshot, TurnOutcome } from '../src/session';
 import { findFreePort, findTemporalCli, startDevServer, type DevServerHandle } from '../src/devserver';
 import { acceptedUpdates, type ExportedHistory } from '../src/history';
 import type { HttpAppOptions } from '../src/http/app';
@@ -87,6 +88,41 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${ms} ms)`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/**
+ * Polls the session until `done` holds, and answers the snapshot that held. A session not created
+ * yet (its first message still on the way) is not there yet; any other error fails at once.
+ * Fails after `timeoutMs` with the last snapshot's agent status, and what `explain` adds (the
+ * output of the workers a fault test started).
+ */
+export async function waitForSession(
+  client: SessionClient,
+  sessionId: string,
+  done: (s: SessionSnapshot) => boolean,
+  timeoutMs = 60_000,
+  explain: () => string = () => '',
+): Promise<SessionSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  let last: SessionSnapshot | undefined;
+  while (Date.now() < deadline) {
+    last = await client.session(sessionId).catch((error: unknown) => {
+      if (error instanceof SessionNotFoundError) return undefined;
+      throw error;
+    });
+    if (last !== undefined && done(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`session ${sessionId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last?.agent)}${explain()}`);
+}
+
+/**
+ * Waits for the turn of message `messageId` to end (the loop idle again, and the `turn/end` its
+ * last activity sent applied) and answers how it ended.
+ */
+export async function turnOf(client: SessionClient, sessionId: string, messageId: number, timeoutMs = 60_000, explain?: () => string): Promise<TurnOutcome> {
+  const ended = await waitForSession(client, sessionId, (s) => s.agent.lastTurn?.messageId === messageId && s.agent.activity.state === 'idle' && !s.turnOpen, timeoutMs, explain);
+  return ended.agent.lastTurn!;
 }
 
 /** A fresh id for a session or task queue, so test files never see each other's state. */

@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import type { SessionSnapshot } from '../../src/session';
-import { connectClient, replaySession, ROOT, spawnCli, uniqueId } from '../helpers';
+import { connectClient, replaySession, ROOT, temporalAddress, uniqueId } from '../helpers';
+import { killStrays, startWorkerProcess, type WorkerProcess } from './fault-helpers';
 import { startEverythingServer } from '../mcp-servers';
 
 const taskQueue = uniqueId('tool-kill');
@@ -34,20 +35,19 @@ let model: ModelServer;
 let client: SessionClient;
 let everything: Awaited<ReturnType<typeof startEverythingServer>>;
 let config: string;
-const workers: Array<Awaited<ReturnType<typeof spawnCli>>> = [];
+const workers: WorkerProcess[] = [];
 
-async function startWorkerProcess(): Promise<Awaited<ReturnType<typeof spawnCli>>> {
-  const worker = await spawnCli(['worker', '--allow-parallel-in-progress', 'true', '--tools', join(ROOT, 'test', 'fixtures', 'tools-module.mjs')], {
-    AGENT_SESSIONS_TASK_QUEUE: taskQueue,
+/** A worker process with the MCP server and the tools module (fault-helpers' own start, with this test's environment). */
+async function startWorker(): Promise<WorkerProcess> {
+  const worker = await startWorkerProcess(await temporalAddress(), taskQueue, 60_000, {
     OPENAI_BASE_URL: model.url,
     AGENT_SESSIONS_MODEL: 'scripted',
     AGENT_SESSIONS_MCP_CONFIG: config,
+    AGENT_SESSIONS_TOOLS: join(ROOT, 'test', 'fixtures', 'tools-module.mjs'),
     AGENT_SESSIONS_APPROVE_TOOLS: 'none',
     TOOLS_LOG: toolsLog,
   });
   workers.push(worker);
-  for (let i = 0; i < 600 && !/worker polling task queue/.test(worker.output()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.match(worker.output(), /worker polling task queue/);
   return worker;
 }
 
@@ -60,12 +60,14 @@ before(async () => {
 });
 
 after(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
+  await killStrays();
   await client.closeConnection();
   await model.close();
   everything.stop();
 });
 
+// Not the helpers' waitForSession: while its worker is dead the session cannot answer, and that
+// is a moment to wait through here, not a failure.
 async function waitFor(id: string, what: string, done: (s: SessionSnapshot) => boolean, timeoutMs = 120_000): Promise<SessionSnapshot> {
   const deadline = Date.now() + timeoutMs;
   let last: SessionSnapshot | undefined;
@@ -82,22 +84,20 @@ const running = (tool: string) => (s: SessionSnapshot) => s.agent.activity.state
 
 test('a worker killed during a long MCP call and again during a long module tool: each call is made again on a new worker and the turn completes', async () => {
   const id = uniqueId('tool-kill');
-  const first = await startWorkerProcess();
+  const first = await startWorker();
   const { messageId } = await client.sendMessage(id, TASK);
   await waitFor(id, 'the MCP call', running('mcp__everything__trigger-long-running-operation'));
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  first.child.kill('SIGKILL');
-  await first.exited;
+  await first.kill();
 
-  const second = await startWorkerProcess();
+  const second = await startWorker();
   await waitFor(id, 'the module tool', running('slow_count'));
   // Killed once the module tool has started on this worker.
   for (let i = 0; i < 300 && !readFileSync(toolsLog, 'utf8').includes('started'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  second.child.kill('SIGKILL');
-  await second.exited;
+  await second.kill();
 
-  await startWorkerProcess();
+  await startWorker();
   const done = await waitFor(id, 'the end of the turn', (s) => s.agent.lastTurn?.messageId === messageId && !s.turnOpen, 180_000);
   assert.equal(done.agent.lastTurn?.reason, 'completed', done.agent.lastTurn?.detail ?? '');
   const results = (await client.transcript(id)).messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));

@@ -2,15 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type { SessionClient } from '../../src/client';
 import { acceptedUpdates, foldHistory, historyEventsJson, loggedSignals, parseExportedHistory, runsOf } from '../../src/history';
 import { bundledScriptFile, type BundledScript, type ModelServer, type ScriptJson } from '../../src/model-server';
-import { addUsage, NO_USAGE, type ChatMessage, type SessionSnapshot, type TurnOutcome } from '../../src/session';
+import { addUsage, NO_USAGE, type ChatMessage, type TurnOutcome } from '../../src/session';
 import type { TodoPolicy } from '../../src/todo';
 import type { CreateWorkerOptions } from '../../src/worker';
-import { assertRejected, replaySession, startTestBed, todo, uniqueId, type TestWorker } from '../helpers';
+import { assertRejected, replaySession, startTestBed, todo, turnOf, uniqueId, waitForSession, type TestWorker } from '../helpers';
 
 /** The key the workers send; the scripted servers demand it, so it really travels. */
 const API_KEY = 'sk-agent-loop-test-9f8e7d6c5b4a';
@@ -55,25 +54,6 @@ async function scenario(
       return sessionId;
     },
   };
-}
-
-/** Polls the session until `done` holds (or fails after `timeoutMs`, showing the last snapshot). */
-async function waitForSession(client: SessionClient, sessionId: string, done: (s: SessionSnapshot) => boolean, timeoutMs = 60_000): Promise<SessionSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  let last: SessionSnapshot | undefined;
-  while (Date.now() < deadline) {
-    last = await client.session(sessionId);
-    if (done(last)) return last;
-    await sleep(100);
-  }
-  assert.fail(`session ${sessionId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last?.agent)}`);
-}
-
-/** Waits for the turn of message `messageId` to end and returns how it ended. */
-async function turnOf(client: SessionClient, sessionId: string, messageId: number): Promise<TurnOutcome> {
-  // The loop is idle first; the turn/end signal its last activity sends closes the session's turn.
-  const snapshot = await waitForSession(client, sessionId, (s) => s.agent.lastTurn?.messageId === messageId && s.agent.activity.state === 'idle' && !s.turnOpen);
-  return snapshot.agent.lastTurn!;
 }
 
 /** Sends `text` to a fresh session of the scenario and waits for its turn to end. */

@@ -9,8 +9,8 @@ import type { SessionClient } from '../../src/client';
 import type { McpServerConfig } from '../../src/config/mcp-servers';
 import { historyEventsJson } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
-import type { ChatMessage, SessionSnapshot, TurnOutcome } from '../../src/session';
-import { ROOT, startTestBed, uniqueId } from '../helpers';
+import type { ChatMessage, SessionSnapshot } from '../../src/session';
+import { ROOT, startTestBed, turnOf, uniqueId, waitForSession } from '../helpers';
 import { FILESYSTEM_SERVER, startEverythingServer } from '../mcp-servers';
 
 const POLICY = { allowParallelInProgress: true };
@@ -137,22 +137,6 @@ function servers(): McpServerConfig[] {
     { name: 'shifty', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_DESCRIPTION_FILE: greeting, MCP_TEST_LOG: serverLog } }, callTimeoutMs: 2_000 },
     { name: 'big', transport: { kind: 'stdio', command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_LOG: serverLog } }, callTimeoutMs: 120_000 },
   ];
-}
-
-async function waitForSession(client: SessionClient, sessionId: string, done: (s: SessionSnapshot) => boolean, timeoutMs = 60_000): Promise<SessionSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  let last: SessionSnapshot | undefined;
-  while (Date.now() < deadline) {
-    last = await client.session(sessionId).catch(() => undefined);
-    if (last !== undefined && done(last)) return last;
-    await sleep(100);
-  }
-  assert.fail(`session ${sessionId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last?.agent)}`);
-}
-
-async function turnOf(client: SessionClient, sessionId: string, messageId: number): Promise<TurnOutcome> {
-  const snapshot = await waitForSession(client, sessionId, (s) => s.agent.lastTurn?.messageId === messageId && s.agent.activity.state === 'idle' && !s.turnOpen);
-  return snapshot.agent.lastTurn!;
 }
 
 function toolResults(messages: ChatMessage[]): string[] {

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { SessionSnapshot } from '../../src/session';
 import { loadMcpServers } from '../../src/config/mcp-servers';
 import { bundledScriptFile } from '../../src/model-server';
-import { ROOT, startTestBed, uniqueId } from '../helpers';
+import { ROOT, startTestBed, turnOf, uniqueId, waitForSession } from '../helpers';
 
 // Inside the checkout (data/ is ignored by git), as a user's project folder is: the docs' `npx`
 // then finds the filesystem server in this checkout's node_modules, as it does for a reader.
@@ -34,23 +33,16 @@ test('docs/tools.md walk-through: with its mcp.json, the demo agent edits the wo
   try {
     const id = uniqueId('notes');
     const { messageId } = await bed.client.sendMessage(id, 'Add a changelog entry');
-    let snapshot: SessionSnapshot | undefined;
-    for (let i = 0; i < 600 && !(snapshot?.agent.pendingApprovals.length); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      snapshot = await bed.client.session(id).catch(() => undefined);
-    }
-    const pending = snapshot?.agent.pendingApprovals[0];
-    assert.equal(pending?.name, 'mcp__fs__edit_file', JSON.stringify(snapshot?.agent));
+    const waiting = await waitForSession(bed.client, id, (s) => s.agent.pendingApprovals.length > 0);
+    const pending = waiting.agent.pendingApprovals[0];
+    assert.equal(pending?.name, 'mcp__fs__edit_file', JSON.stringify(waiting.agent));
     assert.equal(pending?.callId, 'call_changelog_3_0', 'the call id the page shows');
     assert.equal(readFileSync(join(project, 'workspace', 'CHANGELOG.md'), 'utf8'), '# Changelog\n\n## Unreleased\n', 'nothing is written before the approval');
     await bed.client.approve(id, pending!.callId);
-    for (let i = 0; i < 600 && !(snapshot?.agent.lastTurn?.messageId === messageId && !snapshot.turnOpen); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      snapshot = await bed.client.session(id);
-    }
-    assert.equal(snapshot?.agent.lastTurn?.reason, 'completed', snapshot?.agent.lastTurn?.detail ?? '');
+    const outcome = await turnOf(bed.client, id, messageId);
+    assert.equal(outcome.reason, 'completed', outcome.detail ?? '');
     assert.match(readFileSync(join(project, 'workspace', 'CHANGELOG.md'), 'utf8'), /## Unreleased\n\n- Agents keep their plans in durable sessions, and edit files through MCP servers\./);
-    assert.deepEqual(snapshot?.todos?.map((t) => t.status), ['completed', 'completed']);
+    assert.deepEqual((await bed.client.todos(id))?.map((t) => t.status), ['completed', 'completed']);
   } finally {
     await bed.close();
   }

@@ -8,22 +8,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SessionClient } from '../../src/client';
 import type { ExportedHistory } from '../../src/history';
 import { bundledScriptFile, startModelServer } from '../../src/model-server';
 import type { TodoPolicy } from '../../src/todo';
-import { connectClient, startWorker, uniqueId } from '../helpers';
+import { connectClient, startWorker, turnOf, uniqueId } from '../helpers';
 
 const OUT = join(__dirname, '..', 'histories');
-
-async function turnEnded(client: SessionClient, id: string, messageId: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const s = await client.session(id);
-    if (s.agent.lastTurn?.messageId === messageId && !s.turnOpen) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the turn of message ${messageId} in ${id} never ended`);
-}
 
 async function record(script: 'subagents' | 'rejected-write', policy: TodoPolicy, text: string): Promise<Record<string, ExportedHistory>> {
   const model = await startModelServer({ scriptFile: bundledScriptFile(script) });
@@ -33,7 +23,7 @@ async function record(script: 'subagents' | 'rejected-write', policy: TodoPolicy
   try {
     const id = uniqueId(script);
     const { messageId } = await client.sendMessage(id, text);
-    await turnEnded(client, id, messageId);
+    await turnOf(client, id, messageId);
     const out: Record<string, ExportedHistory> = { [script]: await client.exportHistory(id) };
     for (const child of (await client.session(id)).children) out[`${script}.${child.name}`] = await client.exportHistory(child.sessionId);
     return out;

@@ -9,9 +9,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SessionClient } from '../../src/client';
 import { startModelServer, type ScriptJson } from '../../src/model-server';
-import { connectClient, startWorker, uniqueId, until } from '../helpers';
+import { connectClient, startWorker, turnOf, uniqueId } from '../helpers';
 
 const OUT = join(__dirname, '..', 'histories');
 
@@ -35,13 +34,6 @@ const SCRIPT: ScriptJson = {
   ],
 };
 
-async function turnEnded(client: SessionClient, id: string, messageId: number): Promise<void> {
-  await until(`the turn of message ${messageId} in ${id}`, async () => {
-    const s = await client.session(id);
-    return s.agent.lastTurn?.messageId === messageId && !s.turnOpen && s.agent.activity.state === 'idle' ? true : undefined;
-  }, 60_000);
-}
-
 async function main(): Promise<void> {
   const prefix = process.argv[2];
   if (!prefix) throw new Error('usage: npx tsx test/recording/record-fork-histories.ts <prefix>');
@@ -51,12 +43,12 @@ async function main(): Promise<void> {
   const client = await connectClient(taskQueue);
   try {
     const source = uniqueId('lint');
-    await turnEnded(client, source, (await client.sendMessage(source, 'Fix the lint errors')).messageId);
+    await turnOf(client, source, (await client.sendMessage(source, 'Fix the lint errors')).messageId);
     const [run] = await client.historyRuns(source);
     const events = run!.history.events!;
     const writes = events.flatMap((e, i) => (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'todo_write' ? [i + 1] : []));
     const fork = await client.fork(source, uniqueId('lint-fork'), { eventId: writes[1]!, runId: run!.runId });
-    await turnEnded(client, fork.sessionId, (await client.sendMessage(fork.sessionId, 'Go on')).messageId);
+    await turnOf(client, fork.sessionId, (await client.sendMessage(fork.sessionId, 'Go on')).messageId);
     writeFileSync(join(OUT, `${prefix}-fork.json`), `${JSON.stringify(await client.exportHistory(fork.sessionId), null, 2)}\n`);
     process.stdout.write(`wrote ${prefix}-fork.json to ${OUT}\n`);
   } finally {
