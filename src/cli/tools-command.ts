@@ -37,7 +37,7 @@ export function addToolsCommand(program: Command, withClient: WithClient): void 
     .addOption(new Option(`${POLICY_FLAG} <true|false>`, `the policy that words todo_write's description (env ${POLICY_ENV}; default true)`))
     .action(async (options: { session?: string; json?: boolean; allowParallelInProgress?: string }) => {
       const settings = commandSettings(options.allowParallelInProgress !== undefined ? { allowParallelInProgress: options.allowParallelInProgress } : {});
-      const [{ ToolRegistry, toolDefinition }, { McpPool }, { listMcpTools }, { loadToolModule }] = await Promise.all([
+      const [{ ToolRegistry, toolDefinition }, { McpPool }, { listMcpTools, parseMcpToolName }, { loadToolModule }] = await Promise.all([
         import('../../activities/tool-registry'),
         import('../../activities/mcp-pool'),
         import('../../activities/mcp-tools'),
@@ -67,7 +67,7 @@ export function addToolsCommand(program: Command, withClient: WithClient): void 
           for (const tool of listing.definitions) {
             listed.push({
               name: tool.function.name,
-              source: `mcp:${tool.function.name.split('__')[1]}`,
+              source: `mcp:${parseMcpToolName(tool.function.name)?.server ?? ''}`,
               description: tool.function.description,
               needsApproval: matchesToolPattern(tool.function.name, agent.approveTools),
             });
@@ -94,7 +94,7 @@ export function addToolsCommand(program: Command, withClient: WithClient): void 
         const byName = new Map(withheld.map((tool) => [tool.name, tool.reason]));
         const rows = listed.map((row) => (byName.has(row.name) ? { ...row, withheld: byName.get(row.name)! } : row));
         for (const tool of withheld) {
-          if (!listed.some((row) => row.name === tool.name)) rows.push({ name: tool.name, source: `mcp:${tool.name.split('__')[1]}`, description: '', needsApproval: true, withheld: tool.reason });
+          if (!listed.some((row) => row.name === tool.name)) rows.push({ name: tool.name, source: `mcp:${parseMcpToolName(tool.name)?.server ?? ''}`, description: '', needsApproval: true, withheld: tool.reason });
         }
         show(rows);
       });
