@@ -103,21 +103,23 @@ export function mcpRoutes(app: OpenAPIHono, options: McpRoutes): { close: () => 
 
   // JSON-RPC 2.0 as MCP's transport reads it: a request, a notification, or a response to a
   // request of the server's (batches are not part of the protocol since 2025-06-18).
-  const requestId = z.union([z.string(), z.number().int()]);
+  // A JSON number the validator reads as an integer is a safe one: the document says so.
+  const integer = () => z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+  const requestId = z.union([z.string(), integer()]);
   const jsonRpcParams = z.record(z.string(), z.unknown()).optional();
   const jsonRpcMessage = z
     .union([
       z.object({ jsonrpc: z.literal('2.0'), id: requestId, method: z.string().min(1), params: jsonRpcParams }).openapi({ title: 'request' }),
       z.object({ jsonrpc: z.literal('2.0'), method: z.string().min(1), params: jsonRpcParams }).openapi({ title: 'notification' }),
       z.object({ jsonrpc: z.literal('2.0'), id: requestId, result: z.record(z.string(), z.unknown()) }).openapi({ title: 'result' }),
-      z.object({ jsonrpc: z.literal('2.0'), id: requestId, error: z.object({ code: z.number().int(), message: z.string() }) }).openapi({ title: 'error' }),
+      z.object({ jsonrpc: z.literal('2.0'), id: requestId, error: z.object({ code: integer(), message: z.string() }) }).openapi({ title: 'error' }),
     ])
     .openapi('JsonRpcMessage');
   const jsonRpcError = z
     .object({
       jsonrpc: z.literal('2.0'),
       id: z.union([z.string(), z.number(), z.null()]),
-      error: z.object({ code: z.number().int(), message: z.string() }).passthrough(),
+      error: z.object({ code: integer(), message: z.string() }).passthrough(),
     })
     .openapi('JsonRpcError');
   // One event of the answer's stream, as a reader parses it: a JSON-RPC message (the answer, or a
