@@ -25,7 +25,6 @@ import { createWriteStream, mkdirSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { TEMPORAL_SERVER_VERSION, findFreePort, findJaegerBinary, findTemporalCli, startDevServer, startJaeger, startThrowawayCluster, type RunningJaeger } from '../src/devserver';
-import { findTemporalUiBinary } from '../src/devserver/temporal-ui-binary';
 
 const ROOT = join(__dirname, '..');
 const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/faults', 'test/browser'];
@@ -36,9 +35,6 @@ type Target = 'dev' | 'cluster';
 
 /** The dashboard's tests in Chromium: run after the other shared-server files, alone. */
 const BROWSER_SUITE = 'test/browser';
-
-/** Test files that run `agent-sessions up` with its own server, and so the Temporal Web UI. */
-const NEEDS_WEB_UI = ['test/integration/up-demo.test.ts'];
 
 /** Test files that start whole clusters of their own: run after the others, one at a time. */
 const CLUSTER_SUITE = 'test/cluster';
@@ -138,22 +134,13 @@ async function main(): Promise<number> {
 
   let server: { address: string; stop(): Promise<unknown> } | undefined;
   if (shared.length > 0 && target === 'dev') {
-    // `up` with its own server (up-demo) starts the Web UI too: on a machine that has never built
-    // it, the first build takes minutes, which belongs here, beside the server's, not inside that
-    // test's time limit.
-    const ui = shared.some((file) => NEEDS_WEB_UI.includes(relative(ROOT, join(ROOT, file))))
-      ? findTemporalUiBinary({ output: process.stderr })
-      : Promise.resolve(undefined);
-    const [dev] = await Promise.all([
-      (async () =>
-        startDevServer({
-          port: await findFreePort(),
-          uiPort: false,
-          stdio: 'ignore',
-          dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
-        }))(),
-      ui,
-    ]);
+    const dev = await startDevServer({
+      port: await findFreePort(),
+      temporalCliPath: cli,
+      uiPort: false,
+      stdio: 'ignore',
+      dbFile: join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-')), 'temporal.sqlite'),
+    });
     server = dev;
     process.stderr.write(`Temporal dev server for the tests at ${dev.address} (ready in ${Date.now() - started} ms)\n`);
   } else if (shared.length > 0) {

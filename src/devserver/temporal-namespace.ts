@@ -6,7 +6,7 @@ import type { SearchAttributeTypeName } from './dev-server';
 
 /**
  * How many custom search attributes of each type one namespace can have on SQL visibility
- * (PostgreSQL, MySQL, SQLite) in Temporal 1.29 to 1.31: each type maps onto a fixed set of columns of
+ * (PostgreSQL, MySQL, SQLite) in Temporal 1.29 to 1.32: each type maps onto a fixed set of columns of
  * the `executions_visibility` table (`Keyword01`–`Keyword10`, `Int01`–`Int03`, …), so a registration
  * beyond these fails. Elasticsearch and Temporal Cloud allow more.
  */

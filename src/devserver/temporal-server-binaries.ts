@@ -1,22 +1,26 @@
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { executableName, executableProblem } from './executables';
-import { goInstall } from './go-install';
+import { compareVersions, goInstall } from './go-install';
 import { resolveCacheDir } from './temporal-cli';
+import { TEMPORAL_SERVER_VERSION } from './temporal-release';
 
-/**
- * The Temporal server release every setup runs: the dev server (on SQLite), `cluster` (on
- * PostgreSQL) and the `temporalio/server` image docker-compose.yml pins. At least 1.30.2, which
- * tells a pinned workflow that its deployment's target version changed (releases need it); the
- * newest whose module builds with `go install` (no `replace` in its go.mod).
- */
-export const TEMPORAL_SERVER_VERSION = '1.31.0';
+export { TEMPORAL_SERVER_VERSION } from './temporal-release';
 
 /** The Go module that holds the server and its SQL schema tool. */
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 
-/** The oldest Go toolchain that can build {@link TEMPORAL_SERVER_VERSION} (its go.mod says `go 1.26.2`). */
-export const MIN_GO_VERSION_FOR_SERVER = '1.26.2';
+/** The Go {@link TEMPORAL_SERVER_VERSION} asks for (its go.mod says `go 1.26.8`). */
+const SERVER_GO_VERSION = '1.26.8';
+
+/**
+ * The toolchain an older local Go builds the server with: the go command fetches it from the Go
+ * module proxy once per user (`GOTOOLCHAIN`), so any Go from 1.21 on can build the server.
+ */
+const SERVER_TOOLCHAIN = 'go1.27.3';
+
+/** The oldest local Go that can build {@link TEMPORAL_SERVER_VERSION} (1.21 understands `GOTOOLCHAIN` and fetches the toolchain it needs). */
+export const MIN_GO_VERSION_FOR_SERVER = '1.21';
 
 /** The server binary and the schema tool of one release, as {@link findTemporalServerBinaries} returns them. */
 export interface TemporalServerBinaries {
@@ -42,7 +46,7 @@ export class TemporalServerUnavailableError extends Error {
     super(
       `The Temporal server ${TEMPORAL_SERVER_VERSION} is not in ${folder} and could not be built: ${problem}. ` +
         `Install Go ${MIN_GO_VERSION_FOR_SERVER} or newer (https://go.dev/dl/, or your distribution's golang package) ` +
-        'and run again: the first run builds it once per user (about 3 minutes) and later runs reuse it.',
+        'and run again: the first run builds it once per user (about 6 minutes with empty Go caches) and later runs reuse it.',
     );
   }
 }
@@ -59,7 +63,7 @@ export interface FindTemporalServerOptions {
   lockTimeoutMs?: number;
 }
 
-/** The folder of the cached binaries of {@link TEMPORAL_SERVER_VERSION}: `<cacheDir>/bin/temporal-server-1.31.0`. */
+/** The folder of the cached binaries of {@link TEMPORAL_SERVER_VERSION}: `<cacheDir>/bin/temporal-server-1.32.0`. */
 export function cachedTemporalServerDir(env: NodeJS.ProcessEnv = process.env): string {
   return serverDirIn(resolveCacheDir(env));
 }
@@ -95,9 +99,15 @@ export async function findTemporalServerBinaries(options: FindTemporalServerOpti
   if (!(await problem())) return binaries;
 
   const scratch = `${dir}.building`;
+  const packages = ['cmd/server', 'cmd/tools/sql'].map((pkg) => `${TEMPORAL_SERVER_MODULE}/${pkg}@v${TEMPORAL_SERVER_VERSION}`);
   const built = await goInstall({
     label: `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
-    packages: ['cmd/server', 'cmd/tools/sql'].map((pkg) => `${TEMPORAL_SERVER_MODULE}/${pkg}@v${TEMPORAL_SERVER_VERSION}`),
+    packages,
+    command: {
+      args: ['install', ...packages],
+      cwd: cacheDir,
+      extraEnv: (local) => (compareVersions(local, SERVER_GO_VERSION) >= 0 ? {} : { GOTOOLCHAIN: SERVER_TOOLCHAIN }),
+    },
     minGoVersion: MIN_GO_VERSION_FOR_SERVER,
     cacheDir,
     lockName: `temporal-server-${TEMPORAL_SERVER_VERSION}-install.lock`,

