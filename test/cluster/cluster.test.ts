@@ -1,6 +1,6 @@
 /**
  * `agent-sessions cluster`, run as a user runs it: the production topology (PostgreSQL, the
- * Temporal server 1.31.0 on it, two workers, the HTTP service) on free loopback ports with its
+ * Temporal server 1.32.0 on it, two workers, the HTTP service) on free loopback ports with its
  * data in a temporary folder. The first start on a machine may build the Temporal server with Go
  * (minutes); later ones reuse the per-user cache.
  */
@@ -16,7 +16,7 @@ import { bindProblem, findFreePort } from '../../src/devserver/dev-server';
 import { CLUSTER_PORT_RANGE, clusterPorts, workerMetricsPort } from '../../src/devserver/cluster-ports';
 import { findFreeClusterPort } from '../../src/devserver/throwaway-cluster';
 import { isProcessAlive } from '../../src/devserver/executables';
-import { findTemporalServerBinaries } from '../../src/devserver/temporal-server-binaries';
+import { findTemporalServerBinaries, TEMPORAL_SERVER_VERSION } from '../../src/devserver/temporal-server-binaries';
 import { openSse, readAnswer } from '../../bench/sse-client';
 import { startModelServer } from '../../src/model-server';
 import { metricSeries, parseMetrics, ROOT, runCli, runTemporalCli, spawnCli } from '../helpers';
@@ -103,7 +103,7 @@ test('the cluster runs on PostgreSQL, serves every command, stops everything on 
   const info = JSON.parse(described.stdout) as { persistenceStore: string; visibilityStore: string; serverVersion: string };
   assert.equal(info.persistenceStore, 'postgres12');
   assert.equal(info.visibilityStore, 'postgres12');
-  assert.equal(info.serverVersion, '1.31.0');
+  assert.equal(info.serverVersion, TEMPORAL_SERVER_VERSION);
 
   const todos = [
     { content: 'Bring the cluster up', status: 'completed' },

@@ -1,6 +1,6 @@
 /**
  * Faults on the production topology (`startProductionCluster`: PostgreSQL, the Temporal server
- * 1.31.0 on it, three worker processes and the HTTP service, all child processes, none restarted
+ * 1.32.0 on it, three worker processes and the HTTP service, all child processes, none restarted
  * by the cluster): a burst of writes from three client processes (`bench/load/writer.ts`, which
  * sends a write again under the same update id while it fails transiently) while
  *   (a) the Temporal server is SIGKILLed and started again,

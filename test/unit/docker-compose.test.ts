@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEMPORAL_SERVER_VERSION } from '../../src/devserver/temporal-release';
 import { SESSION_SEARCH_ATTRIBUTES } from '../../src/session';
 
 const root = join(__dirname, '..', '..');
@@ -59,6 +60,13 @@ test('the compose file refuses to run without a PostgreSQL password and says whi
   const result = compose(['config', '--quiet'], { AGENT_SESSIONS_TOKEN: 'test-token' });
   assert.notEqual(result.status, 0);
   assert.match(result.stderr, /POSTGRES_PASSWORD/);
+});
+
+test('the compose stack runs the one Temporal server release the dev server and the cluster run', () => {
+  // Read as text: this holds without Docker, where the tests below skip.
+  const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+  const images = [...text.matchAll(/image: temporalio\/(server|admin-tools):(\S+)/g)].map((match) => `${match[1]}:${match[2]}`);
+  assert.deepEqual(images, ['admin-tools:' + TEMPORAL_SERVER_VERSION, 'server:' + TEMPORAL_SERVER_VERSION, 'admin-tools:' + TEMPORAL_SERVER_VERSION]);
 });
 
 test('the stack has PostgreSQL, Temporal, its UI and scalable workers, with no auto-setup image', { skip }, () => {
