@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { SessionClient } from '../client';
 import type { AgentSettings, Settings, TemporalConfig } from '../config';
 import type { TodoPolicy } from '../todo';
-import { findJaegerBinary, isServing, startDevServer, startJaeger, type DevServerHandle, type RunningJaeger } from '../devserver';
+import { findJaegerBinary, findTemporalCli, isServing, startDevServer, startJaeger, type DevServerHandle, type RunningJaeger } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
 import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
@@ -50,7 +50,8 @@ export async function runDevServer(settings: Settings, options: LocalServerOptio
   const server = await startLocalServer(settings, options);
   process.stderr.write(
     `Temporal dev server at ${server.address}` +
-      `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}, log in ${server.logFile}. Ctrl-C stops it.\n`,
+      `${server.uiUrl !== undefined ? `, Web UI at ${server.uiUrl}` : ''}; state in ${server.dbFile}, log in ${server.logFile}; ` +
+      `its CLI: ${server.temporalCli}. Ctrl-C stops it.\n`,
   );
   const stopped = await Promise.race([untilStopSignal(), server.exited.then((code) => code)]);
   if (typeof stopped === 'string') {
@@ -202,6 +203,10 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
     }
     temporal = { ...temporal, address };
   }
+  // The admin tool for this server: the binary that runs it, else one already at hand (nothing is installed for it).
+  const temporalCli =
+    server?.temporalCli ??
+    (await findTemporalCli({ cacheDir: settings.paths.cacheDir, install: false, ...(settings.paths.temporalCliPath !== undefined ? { temporalCliPath: settings.paths.temporalCliPath } : {}) }).catch(() => undefined));
   let http: HttpServer | undefined;
   let model: UpModel | undefined;
   let worker: { sessionWorker: SessionWorker; running: Promise<void> } | undefined;
@@ -232,6 +237,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
         'agent-sessions is running.',
         `  Temporal server: ${temporal.address} (namespace ${temporal.namespace})${server ? `, state in ${server.dbFile}, log in ${server.logFile}` : ''}`,
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
+        ...(temporalCli !== undefined ? [`  Temporal CLI: ${temporalCli}  (try: ${temporalCli} workflow show -w demo${temporal.address === '127.0.0.1:7233' ? '' : ` --address ${temporal.address}`})`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
         `  Release: ${release} (see: npx agent-sessions release status)`,
         ...model.lines,
