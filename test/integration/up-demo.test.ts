@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { findFreePort } from '../../src/devserver';
+import { findFreePort, TEMPORAL_CLI_VERSION, TEMPORAL_SERVER_VERSION, temporalCliVersion } from '../../src/devserver';
 import { metricSeries, parseMetrics, ROOT, runCli, spawnCli, uniqueId, until } from '../helpers';
 
 // `npm start` is `agent-sessions up`: the first thing a newcomer runs. With no model configured it
@@ -106,6 +106,10 @@ test('Ctrl-C on npm start with its own Temporal server prints one line per compo
       throw new Error(`${error.message}; up printed:\n${stdout}${stderr}`);
     });
     assert.ok(stdout.includes(`log in ${db}.log`), `it prints where the server logs:\n${stdout}`);
+    // The admin tool the docs use is the binary that runs this server, named by its path.
+    const cli = /^ {2}Temporal CLI: (\S+) {2}\(try: \S+ workflow show -w demo/m.exec(stdout)?.[1];
+    assert.ok(cli !== undefined, `it names the temporal CLI:\n${stdout}`);
+    assert.deepEqual(await temporalCliVersion(cli), { cli: TEMPORAL_CLI_VERSION, server: TEMPORAL_SERVER_VERSION });
     const before = stderr;
     process.kill(-child.pid!, 'SIGINT');
     assert.equal(await exited, 0, stdout + stderr);
@@ -113,8 +117,7 @@ test('Ctrl-C on npm start with its own Temporal server prints one line per compo
       `stopped the worker (task queue "${taskQueue}")`,
       `stopped the HTTP API and dashboard (http://127.0.0.1:${httpPort})`,
       'stopped the scripted demo model',
-      'stopped the Temporal Web UI',
-      `stopped the Temporal server (its log: ${db}.log)`,
+      `stopped the Temporal dev server and its Web UI (its log: ${db}.log)`,
     ]);
   } finally {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
