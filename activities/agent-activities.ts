@@ -3,7 +3,6 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Registry } from '../src/metrics/prom-client';
 import { SessionClient } from '../src/client/session-client';
 import { streamPublisher } from '../src/client/session-stream';
-import { describeDeployment } from '../src/release/deployment-api';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError, type RequestRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, DEFAULT_APPROVE_TOOLS, matchesToolPattern, type AgentSettings } from '../src/config/agent-settings';
 import { AgentLoopMetrics } from '../src/metrics';
@@ -11,6 +10,7 @@ import { assertTodoPolicy, TODO_WRITE_TOOL_NAME, type TodoPolicy } from '../src/
 import { sessionCloseSignal, turnEndSignal, turnStartSignal } from '../workflows/messages';
 import type { AgentActivities, ToolOutcome, TurnSettings } from './agent-contract';
 import { UNTRACED_TOOL, type AgentSpans, type ToolCallRequest, type ToolSpan } from './agent-spans';
+import { sharedDeploymentReads } from './deployment-reads';
 import { withHeartbeat } from './heartbeat';
 import { meteredModelCall } from './metered-model-call';
 import { modelCaller } from './model-call';
@@ -85,6 +85,7 @@ export function agentWorkerSettings(agent: Partial<AgentWorkerSettings> = {}): A
 export function createAgentActivities(options: AgentActivitiesOptions): AgentActivities {
   assertTodoPolicy(options.policy, 'createAgentActivities()');
   const settings = agentWorkerSettings(options.agent);
+  const readDeployment = sharedDeploymentReads();
   const registry = new ToolRegistry({
     policy: options.policy,
     ...(settings.workspace !== undefined ? { workspace: settings.workspace } : {}),
@@ -148,7 +149,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       const described = await session(sessionId).describe();
       const running = described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
       if (!running?.deploymentName || !running.buildId) return { move: false, runningBuild: null, current: null, ramping: null };
-      const deployment = await describeDeployment(context.client.workflowService, context.info.namespace, running.deploymentName);
+      const deployment = await readDeployment(context.client.workflowService, context.info.namespace, running.deploymentName, context.info.scheduledTimestampMs);
       const current = deployment?.current ?? null;
       const ramping = deployment?.ramping?.buildId ?? null;
       return { move: current !== null && current !== running.buildId && ramping !== running.buildId, runningBuild: running.buildId, current, ramping };

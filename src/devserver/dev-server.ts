@@ -228,6 +228,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
  */
 export function startDevArgs(settings: Pick<DevServerSettings, 'ip' | 'port' | 'uiPort' | 'dbFile' | 'logLevel' | 'namespace' | 'dynamicConfig' | 'searchAttributes'>): string[] {
   const args = ['server', 'start-dev', '--ip', settings.ip, '--port', String(settings.port), '--db-filename', settings.dbFile, '--log-level', settings.logLevel];
+  // start-dev opens its file with SQLite's rollback journal; the write-ahead log, as the previous
+  // dev server had it, keeps every commit durable (synchronous=FULL) without blocking readers.
+  for (const pragma of DEV_SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   if (settings.uiPort === false) args.push('--headless');
   else args.push('--ui-port', String(settings.uiPort));
   // "default" always exists; naming it again is harmless but noisy.
@@ -347,6 +350,9 @@ export function bindProblem(host: string, port: number): Promise<string | undefi
     server.listen({ port, host, exclusive: true }, () => server.close(() => done(undefined)));
   });
 }
+
+/** The SQLite pragmas every dev server's file is opened with (`--sqlite-pragma`). */
+export const DEV_SQLITE_PRAGMAS: readonly string[] = Object.freeze(['journal_mode=wal', 'synchronous=2']);
 
 /**
  * The dynamic config every dev server is started with unless the caller sets a key (each passed

@@ -22,8 +22,11 @@ const POLICY = { allowParallelInProgress: true };
 const API_KEY = 'sk-release-test-1a2b3c';
 const SESSIONS = 50;
 const MID_TURN = 10;
-/** How long the scripted model holds the mid-turn sessions' call: long enough to promote B meanwhile. */
-const HOLD_MS = 20_000;
+/**
+ * How long the scripted model holds the mid-turn sessions' call: long enough to promote B and move
+ * the idle sessions meanwhile, also on a 2-core machine under load (20 s was not, with load 16).
+ */
+const HOLD_MS = 40_000;
 
 const SCRIPT: ScriptJson = {
   conversations: [

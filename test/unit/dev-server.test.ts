@@ -170,7 +170,10 @@ test('the dev server gets the sessions\' search attributes and its dynamic confi
     dynamicConfig: { ...DEV_DYNAMIC_CONFIG, 'limit.blobSize.error': 2097152, 'x.name': 'a b', 'system.forceSearchAttributesCacheRefreshOnRead': false },
     searchAttributes: { AgentId: 'Keyword' },
   });
-  assert.deepEqual(args.slice(0, 13), ['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--db-filename', '/data/temporal.sqlite', '--log-level', 'warn', '--headless', '--namespace', 'agents']);
+  assert.deepEqual(args.slice(0, 17), [
+    'server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233', '--db-filename', '/data/temporal.sqlite', '--log-level', 'warn',
+    '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=2', '--headless', '--namespace', 'agents',
+  ]);
   const values = args.filter((_, i) => args[i - 1] === '--dynamic-config-value');
   assert.ok(values.includes('limit.blobSize.error=2097152'));
   assert.ok(values.includes('x.name="a b"'));
