@@ -11,10 +11,12 @@
 //   require('./require-node.cjs').rerunOnNewNode()    in bin/agent-sessions.js: re-runs this process there
 //
 // Plain ES5-era JavaScript so that any Node can run it.
+/* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS that any Node runs before anything is compiled */
 var childProcess = require('node:child_process');
 var fs = require('node:fs');
 var os = require('node:os');
 var path = require('node:path');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 var NEEDED = 22;
 var INSTALLED_MAJOR = 24;

@@ -313,18 +313,24 @@ async function wakeSessions(target: ReleaseTarget, filter: string): Promise<numb
 }
 
 /**
- * Waits until no session matching `filter` is left, or none has moved for five seconds (those
- * left are in a turn, or not targeted by a ramp), or `timeoutMs`.
+ * Waits until no session matching `filter` is left, or none has moved for five seconds once one
+ * has (those left are in a turn, or not targeted by a ramp), or none at all in the first 20
+ * seconds, or `timeoutMs`. A woken session takes three workflow tasks and an activity to move: on
+ * a loaded 2-core machine the first took 8.5 s, so five quiet seconds from the wake said nothing.
  */
 async function untilMoved(target: ReleaseTarget, filter: string, woken: number, timeoutMs: number): Promise<{ remaining: number }> {
   const deadline = Date.now() + timeoutMs;
   let remaining = woken;
   let lastChange = Date.now();
+  let anyMoved = false;
   for (;;) {
     const now = Math.min(woken, await countSessions(target, filter));
-    if (now < remaining) lastChange = Date.now();
+    if (now < remaining) {
+      lastChange = Date.now();
+      anyMoved = true;
+    }
     remaining = now;
-    if (remaining === 0 || Date.now() - lastChange > 5_000 || Date.now() > deadline) return { remaining };
+    if (remaining === 0 || Date.now() - lastChange > (anyMoved ? 5_000 : 20_000) || Date.now() > deadline) return { remaining };
     await sleep(250);
   }
 }

@@ -24,9 +24,9 @@ const SESSIONS = 50;
 const MID_TURN = 10;
 /**
  * How long the scripted model holds the mid-turn sessions' call: long enough to promote B and move
- * the idle sessions meanwhile, also on a 2-core machine under load (20 s was not, with load 16).
+ * the idle sessions meanwhile, also on a 2-core machine under load (20 s was not, at a load average of 16 to 23).
  */
-const HOLD_MS = 40_000;
+const HOLD_MS = 60_000;
 
 const SCRIPT: ScriptJson = {
   conversations: [
