@@ -138,7 +138,7 @@ export function compareVersions(a: string, b: string): number {
  * Runs `fn` while holding `<cacheDir>/<lockName>`. A lock whose owner is gone (or that is older
  * than two hours) is taken over, so a crashed build never blocks later ones.
  */
-async function withInstallLock<T>(
+export async function withInstallLock<T>(
   options: Pick<GoInstallOptions, 'cacheDir' | 'lockName' | 'label' | 'lockTimeoutMs' | 'output'>,
   fn: () => Promise<T>,
 ): Promise<T> {
