@@ -9,7 +9,7 @@ import { startTracing, type Tracing } from '../../src/tracing';
 import { TRACED_CHAT, tracedChatScript } from '../fixtures/traced-chat';
 import { ROOT, startTestBed, until, uniqueId } from '../helpers';
 import { IN_MEMORY_TRACING } from '../tracing-helpers';
-import { CHROMIUM, LAUNCH_ARGS, VIEWPORT, ensureChromium } from './chromium';
+import { CHROMIUM, LAUNCH_ARGS, ensureChromium } from './chromium';
 
 // A turn's trace in the trace UI of `up --traces` (Arize Phoenix), reached as a person reaches it:
 // the dashboard's link on the turn. docs/observability.md shows the screenshot this takes
@@ -55,7 +55,8 @@ test("the dashboard's link on a turn opens its trace in Phoenix: the model calls
     assert.match(turn.traceId ?? '', /^[0-9a-f]{32}$/);
     await tracing.flush();
 
-    const context = await browser.newContext({ viewport: { ...VIEWPORT, height: 1200 } });
+    // Wide: Phoenix indents its trace tree and shows each span's time and tokens only when the tree has room.
+    const context = await browser.newContext({ viewport: { width: 1920, height: 1300 } });
     try {
       const dashboard = await context.newPage();
       await dashboard.goto(`${bed.http.url}/#/sessions/${encodeURIComponent(sessionId)}`);
