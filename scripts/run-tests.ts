@@ -222,10 +222,11 @@ const TRACED_STAGES = {
   /** The shared files: the test beds' workers and clients, in the test processes. */
   shared: { project: 'npm-test-shared', senders: "the test beds' workers and clients", names: [] },
   /**
-   * test/cluster/: the clusters' own worker processes, known by a span only a worker makes (the
-   * test processes there start no worker of their own).
+   * test/cluster/: the clusters' own worker processes, known by spans only a worker makes, that
+   * end while the cluster runs (a run's `RunWorkflow` span ends with the run: a session's never
+   * does here); the test processes there start no worker of their own.
    */
-  clusterSuite: { project: 'npm-test-cluster-suite', senders: "the clusters' workers", names: ['RunWorkflow:agentSession'] },
+  clusterSuite: { project: 'npm-test-cluster-suite', senders: "the clusters' workers", names: ['HandleUpdate:todo_write', 'HandleUpdate:user/message', 'RunActivity:callModel'] },
 } as const;
 type TracedStage = (typeof TRACED_STAGES)[keyof typeof TRACED_STAGES];
 
