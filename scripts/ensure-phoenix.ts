@@ -6,7 +6,7 @@
 import { findPhoenix } from '../src/devserver';
 
 findPhoenix().then(
-  (python) => process.stdout.write(`phoenix: ${python} -m phoenix.server.main serve\n`),
+  (python) => process.stdout.write(`phoenix: ${python}\n`),
   (error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);

@@ -39,7 +39,7 @@ export function phoenixVenv(cacheDir: string): string {
   return join(cacheDir, `venv-phoenix-${PHOENIX_VERSION}`);
 }
 
-/** Written into the environment once pip has finished, so that a half-made one is never used. */
+/** Written into the environment once its install has finished, so that a half-made one is never used. */
 const INSTALLED_MARK = 'agent-sessions-installed';
 
 /**
@@ -48,8 +48,8 @@ const INSTALLED_MARK = 'agent-sessions-installed';
  * pip alone where that fails), once per machine, under a lock, as the Temporal binaries are
  * built: two processes starting at once install it once.
  *
- * @returns the environment's `python`, which runs Phoenix with `-m phoenix.server.main serve`.
- * @throws {PhoenixUnavailableError} python3, its venv module or pip failed.
+ * @returns the environment's `python`, which {@link startPhoenix} runs Phoenix's server with.
+ * @throws {PhoenixUnavailableError} python3 is missing or too old, or its venv module, pip or uv failed.
  */
 export async function findPhoenix(options: { env?: NodeJS.ProcessEnv; cacheDir?: string; output?: NodeJS.WritableStream } = {}): Promise<string> {
   const env = options.env ?? process.env;
@@ -65,7 +65,6 @@ export async function findPhoenix(options: { env?: NodeJS.ProcessEnv; cacheDir?:
     // Another process may have installed it while this one waited for the lock.
     if (await installed()) return python;
     const started = Date.now();
-    output.write(`agent-sessions: installing Arize Phoenix ${PHOENIX_VERSION} (the trace UI) from PyPI into ${dir}, once per machine (about a minute, and Phoenix's first start takes a minute more)\n`);
     const step = async (what: string, command: string, args: string[]): Promise<void> => {
       const exit = await runStreaming(command, args, { cwd: cacheDir, env, output });
       if (exit.code !== 0) throw new PhoenixUnavailableError(describeFailure(what, exit), dir);
@@ -74,6 +73,7 @@ export async function findPhoenix(options: { env?: NodeJS.ProcessEnv; cacheDir?:
     if (version === undefined) throw new PhoenixUnavailableError('python3 was not found on PATH', dir);
     const [major = 0, minor = 0] = version.split('.').map(Number);
     if (major !== 3 || minor < 11 || minor > 14) throw new PhoenixUnavailableError(`python3 on PATH is Python ${version}, and Phoenix ${PHOENIX_VERSION} needs 3.11 to 3.14`, dir);
+    output.write(`agent-sessions: installing Arize Phoenix ${PHOENIX_VERSION} (the trace UI) from PyPI into ${dir}, once per machine (about a minute, and Phoenix's first start takes a minute more)\n`);
     // --clear: a folder a crashed install left behind is made again from nothing.
     await step('python3 -m venv', 'python3', ['-m', 'venv', '--clear', dir]);
     // uv installs Phoenix's 150-odd packages in parallel and leaves their byte-code to the first
@@ -145,7 +145,7 @@ const SERVE = [
  * and its built-in assistant (an LLM agent with server-side bash, web and GitHub tools) are off:
  * it is here to show traces. Resolves once it answers.
  *
- * @throws Error when it exits or does not answer within two minutes (the message has its last lines).
+ * @throws Error when it exits or does not answer within five minutes (the message has its last lines).
  */
 export async function startPhoenix(options: PhoenixOptions): Promise<RunningPhoenix> {
   await mkdir(options.dir, { recursive: true });
@@ -183,7 +183,8 @@ export async function startPhoenix(options: PhoenixOptions): Promise<RunningPhoe
     log.end();
   };
   try {
-    await untilAnswering(`${uiUrl}/healthz`, phoenix, 120_000);
+    // A first start byte-compiles Phoenix's modules: 98 s measured on a loaded 2-core machine.
+    await untilAnswering(`${uiUrl}/healthz`, phoenix, 300_000);
   } catch (error) {
     await stop();
     throw error;
