@@ -13,9 +13,10 @@
  *     of its own: the start as a user runs it, and the faults). The first run on a machine
  *     builds the server with Go (docs/production.md).
  *
- * The cluster run traces: it starts Jaeger (as `up --traces` does) and gives every test process,
- * and every program they start, its OTLP endpoint (`AGENT_SESSIONS_TEST_TRACING=1` makes the test
- * beds' workers and clients trace too); at the end it checks that Jaeger received their traces.
+ * The cluster run traces: it starts Arize Phoenix (as `up --traces` does) and gives every test
+ * process, and every program they start, its OTLP endpoint (`AGENT_SESSIONS_TEST_TRACING=1` makes
+ * the test beds' workers and clients trace too), each stage's spans in a Phoenix project of their
+ * own; at the end it checks that Phoenix received the traces of each stage.
  *
  * Arguments, if any, replace the default file list: `npm test -- test/unit/todo-fold.test.ts`.
  * Files under `test/cluster/` run last, one at a time: each brings up whole clusters.
@@ -24,7 +25,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { TEMPORAL_SERVER_VERSION, findFreePort, findJaegerBinary, findTemporalCli, startDevServer, startJaeger, startThrowawayCluster, type RunningJaeger } from '../src/devserver';
+import { TEMPORAL_SERVER_VERSION, findFreePort, findPhoenix, findTemporalCli, phoenixSpans, startDevServer, startPhoenix, startThrowawayCluster, type RunningPhoenix } from '../src/devserver';
 
 const ROOT = join(__dirname, '..');
 const SUITES = ['test/unit', 'test/integration', 'test/replay', 'test/bad-input', 'test/faults', 'test/browser'];
@@ -160,11 +161,11 @@ async function main(): Promise<number> {
     );
   }
   if (server) env['TEMPORAL_ADDRESS'] = server.address;
-  let jaeger: RunningJaeger | undefined;
+  let phoenix: RunningPhoenix | undefined;
   if (target === 'cluster') {
-    jaeger = await startJaeger({ binary: await findJaegerBinary(), dir: mkdtempSync(join(tmpdir(), 'agent-sessions-tests-jaeger-')), keepsProcessAlive: false });
-    Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttpUrl, AGENT_SESSIONS_TEST_TRACING: '1' });
-    process.stderr.write(`Jaeger for the traces of the cluster run at ${jaeger.uiUrl} (its log: ${jaeger.logFile})\n`);
+    phoenix = await startPhoenix({ python: await findPhoenix(), dir: mkdtempSync(join(tmpdir(), 'agent-sessions-tests-phoenix-')), keepsProcessAlive: false });
+    Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: phoenix.otlpHttpUrl, AGENT_SESSIONS_TEST_TRACING: '1' });
+    process.stderr.write(`Arize Phoenix for the traces of the cluster run at ${phoenix.uiUrl} (its log: ${phoenix.logFile})\n`);
   }
 
   let code = 0;
@@ -174,20 +175,21 @@ async function main(): Promise<number> {
     // beside another file's worker loaded CI's 2-core machine past the page's waits.
     const together = shared.filter((file) => !inBrowserSuite(file));
     const alone = shared.filter(inBrowserSuite);
-    if (together.length > 0) code = await runFiles(together, 2, env);
-    if (alone.length > 0) code = Math.max(code, await runFiles(alone, 1, env));
+    const sharedEnv = phoenix !== undefined ? inProject(env, TRACED_STAGES.shared.project) : env;
+    if (together.length > 0) code = await runFiles(together, 2, sharedEnv);
+    if (alone.length > 0) code = Math.max(code, await runFiles(alone, 1, sharedEnv));
   } finally {
     await server?.stop();
   }
   const sharedEnded = Date.now();
   // The shared server is gone by now: these files address the clusters they start themselves.
   const { TEMPORAL_ADDRESS: _stopped, ...ownEnv } = env;
-  if (own.length > 0) code = Math.max(code, await runFiles(own, 1, ownEnv));
-  if (jaeger !== undefined) {
+  if (own.length > 0) code = Math.max(code, await runFiles(own, 1, phoenix !== undefined ? inProject(ownEnv, TRACED_STAGES.clusterSuite.project) : ownEnv));
+  if (phoenix !== undefined) {
     // The beds' workers and clients trace when shared files ran; the cluster's own workers, when test/cluster/ did.
-    const expected = [...(shared.length > 0 ? ['agent-sessions-tests'] : []), ...(own.length > 0 ? ['agent-sessions-worker'] : [])];
-    code = Math.max(code, await checkTraced(jaeger, expected));
-    await jaeger.stop();
+    const expected = [...(shared.length > 0 ? [TRACED_STAGES.shared] : []), ...(own.length > 0 ? [TRACED_STAGES.clusterSuite] : [])];
+    code = Math.max(code, await checkTraced(phoenix, expected));
+    await phoenix.stop();
   }
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(0)} s`;
   process.stderr.write(
@@ -198,14 +200,47 @@ async function main(): Promise<number> {
   return code;
 }
 
-/** Fails the run (1) unless Jaeger received traces from each of the `expected` services (the tests' beds, the cluster's workers). */
-async function checkTraced(jaeger: RunningJaeger, expected: readonly string[]): Promise<number> {
-  const services = ((await (await fetch(`${jaeger.uiUrl}/api/services`)).json()) as { data: string[] | null }).data ?? [];
-  const missing = expected.filter((service) => !services.includes(service));
-  process.stderr.write(`Jaeger received traces from: ${services.sort().join(', ') || 'nobody'}\n`);
-  if (missing.length === 0) return 0;
-  process.stderr.write(`npm test: the cluster run was to be traced, and Jaeger has no trace from ${missing.join(' or ')}\n`);
-  return 1;
+/**
+ * The stages of the traced cluster run, each with the Phoenix project its spans go to (Phoenix
+ * keeps no `service.name`: the project, from the `openinference.project.name` resource attribute,
+ * is what tells the senders apart) and the spans that prove its programs traced.
+ */
+const TRACED_STAGES = {
+  /** The shared files: the test beds' workers and clients, in the test processes. */
+  shared: { project: 'npm-test-shared', senders: "the test beds' workers and clients", names: [] },
+  /**
+   * test/cluster/: the clusters' own worker processes, known by spans only a worker makes, that
+   * end while the cluster runs (a run's `RunWorkflow` span ends with the run: a session's never
+   * does here); the test processes there start no worker of their own.
+   */
+  clusterSuite: { project: 'npm-test-cluster-suite', senders: "the clusters' workers", names: ['HandleUpdate:todo_write', 'HandleUpdate:user/message', 'RunActivity:callModel'] },
+} as const;
+type TracedStage = (typeof TRACED_STAGES)[keyof typeof TRACED_STAGES];
+
+/** The environment with its spans put in one Phoenix project (kept beside any resource attributes already set). */
+function inProject(env: NodeJS.ProcessEnv, project: string): NodeJS.ProcessEnv {
+  const attributes = [env.OTEL_RESOURCE_ATTRIBUTES, `openinference.project.name=${project}`].filter((part) => part !== undefined && part !== '');
+  return { ...env, OTEL_RESOURCE_ATTRIBUTES: attributes.join(',') };
+}
+
+/** Fails the run (1) unless Phoenix received spans from each of the `expected` stages. */
+async function checkTraced(phoenix: RunningPhoenix, expected: readonly TracedStage[]): Promise<number> {
+  let code = 0;
+  for (const stage of expected) {
+    // Phoenix writes what it received in batches: the last test's spans may be a moment behind.
+    const deadline = Date.now() + 30_000;
+    let found = 0;
+    while (found === 0 && Date.now() < deadline) {
+      found = (await phoenixSpans(phoenix.uiUrl, stage.project, { names: stage.names, atMost: 1 }).catch(() => [])).length;
+      if (found === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    process.stderr.write(`Phoenix ${found > 0 ? 'received' : 'has no'} spans from ${stage.senders} in project ${stage.project}${stage.names.length > 0 ? ` (${stage.names.join(', ')})` : ''}\n`);
+    if (found === 0) {
+      process.stderr.write(`npm test: the cluster run was to be traced, and Phoenix has no trace from ${stage.senders} (project ${stage.project})\n`);
+      code = 1;
+    }
+  }
+  return code;
 }
 
 main().then(

@@ -56,7 +56,7 @@ let runTracing: Promise<Tracing | undefined> | undefined;
 
 /**
  * The tracer of this test process when the runner asks for traces (`AGENT_SESSIONS_TEST_TRACING=1`
- * with the `OTEL_*` variables, as the cluster run sets them: a Jaeger of its own), else none.
+ * with the `OTEL_*` variables, as the cluster run sets them: a Phoenix of its own), else none.
  * Workers and clients of the test beds then trace unless a test gives its own tracer.
  */
 export function runnerTracing(): Promise<Tracing | undefined> {

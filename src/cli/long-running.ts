@@ -1,8 +1,8 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SessionClient } from '../client';
 import type { AgentSettings, Settings, TemporalConfig } from '../config';
 import type { TodoPolicy } from '../todo';
-import { findJaegerBinary, findTemporalCli, isServing, startDevServer, startJaeger, type DevServerHandle, type RunningJaeger } from '../devserver';
+import { findPhoenix, findTemporalCli, isServing, startDevServer, startPhoenix, type DevServerHandle, type RunningPhoenix } from '../devserver';
 import { startHttpServer, type HttpServer } from '../http/server';
 import { createWorker } from '../worker/create-worker';
 import { installRuntimeLogging } from '../worker/runtime-logging';
@@ -211,13 +211,13 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
   let model: UpModel | undefined;
   let worker: { sessionWorker: SessionWorker; running: Promise<void> } | undefined;
   let metrics: WorkerMetricsEndpoint | undefined;
-  let jaeger: RunningJaeger | undefined;
+  let phoenix: RunningPhoenix | undefined;
   let tracing: Tracing | undefined;
   try {
     if (tracedTo !== undefined) {
-      jaeger = await startJaeger({ binary: await findJaegerBinary({ cacheDir: settings.paths.cacheDir }), dir: join(settings.paths.dataDir, 'jaeger') });
-      settings = tracedTo(jaeger.otlpHttpUrl);
-      settings = settings.traceUrl !== undefined ? settings : { ...settings, traceUrl: jaeger.traceUrl };
+      phoenix = await startPhoenix({ python: await findPhoenix({ cacheDir: settings.paths.cacheDir }), dir: join(settings.paths.dataDir, 'phoenix') });
+      settings = tracedTo(phoenix.otlpHttpUrl);
+      settings = settings.traceUrl !== undefined ? settings : { ...settings, traceUrl: phoenix.traceUrl };
       policy = requirePolicy(settings.policy);
     }
     tracing = await tracingOf(settings, 'agent-sessions');
@@ -230,7 +230,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
     const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
     http = await startHttp(settings, temporal, tracing);
     // The CLI in another terminal traces too when told where: its `chat` is then the root of the turn.
-    const otlp = jaeger !== undefined ? `OTEL_EXPORTER_OTLP_ENDPOINT=${jaeger.otlpHttpUrl} ` : '';
+    const otlp = phoenix !== undefined ? `OTEL_EXPORTER_OTLP_ENDPOINT=${phoenix.otlpHttpUrl} ` : '';
     const env = `${temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `}`;
     process.stdout.write(
       [
@@ -244,7 +244,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
         `  Metrics (Prometheus): worker ${metrics?.url ?? 'off'}, HTTP service ${http.url}/metrics`,
         `  MCP (for an agent CLI's plan): ${http.url}/sessions/<id>/mcp, or npx agent-sessions mcp --session <id> on stdio (see docs/mcp.md)`,
-        ...(jaeger !== undefined ? jaegerLines(jaeger) : tracing !== undefined ? [`  Traces: to ${tracing.settings.endpoint} as ${tracing.serviceName}`] : []),
+        ...(phoenix !== undefined ? phoenixLines(phoenix) : tracing !== undefined ? [`  Traces: to ${tracing.settings.endpoint} as ${tracing.serviceName}`] : []),
         'Try, in another terminal:',
         `  ${env}${otlp}npx agent-sessions chat demo "${model.tryMessage}"   (and watch it on ${http.url}/#/sessions/demo)`,
         `  ${env}npx agent-sessions usage demo`,
@@ -277,23 +277,17 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
     }
     // The last spans go out before the collector stops.
     await tracing?.shutdown();
-    if (jaeger !== undefined) {
-      await jaeger.stop();
-      reportStopped(`Jaeger (${jaeger.uiUrl}; its traces were kept in memory only)`);
+    if (phoenix !== undefined) {
+      await phoenix.stop();
+      reportStopped(`Phoenix (${phoenix.uiUrl}; its traces stay in ${dirname(phoenix.logFile)})`);
     }
     await server?.stop(reportStopped);
   }
 }
 
-/** What `up --traces` says about its Jaeger. */
-function jaegerLines(jaeger: RunningJaeger): string[] {
+/** What `up --traces` says about its trace UI. */
+function phoenixLines(phoenix: RunningPhoenix): string[] {
   return [
-    `  Jaeger (traces): ${jaeger.uiUrl}  (OTLP at ${jaeger.otlpHttpUrl}, log in ${jaeger.logFile}; a turn's trace: ${jaeger.traceUrl})`,
-    ...(jaeger.uiAssets
-      ? []
-      : [
-          "    its web UI is Jaeger's placeholder page: a build from the Go module proxy carries no UI assets (docs/observability.md);",
-          `    the query API answers, e.g. ${jaeger.uiUrl}/api/traces/<traceId>, and the dashboard links each turn to it`,
-        ]),
+    `  Traces (Arize Phoenix): ${phoenix.uiUrl}  (a turn's trace: ${phoenix.traceUrl}; OTLP/HTTP at ${phoenix.otlpHttpUrl}/v1/traces, log in ${phoenix.logFile})`,
   ];
 }

@@ -94,12 +94,12 @@ export function buildProgram(): Command {
     .option('--deployment <name>', DEPLOYMENT_HELP)
     .option('--build-id <id>', `${BUILD_ID_HELP}; up makes it current (a release promote) when another build is`)
     .option('--metrics-port <port>', `${METRICS_PORT_HELP}; default: a free port, printed`)
-    .option('--traces', 'also run Jaeger (built from the Go module proxy once) on loopback and send the traces of the worker and the HTTP service to it')
+    .option('--traces', 'also run a trace UI, Arize Phoenix (installed from PyPI once), on loopback and send the traces of the worker and the HTTP service to it')
     .option('--tools <module>', TOOLS_HELP)
     .action(async (options: { allowParallelInProgress?: string; port: number; uiPort?: number; db?: string; httpPort: number; traces?: boolean; tools?: string } & VersionFlags & MetricsFlags) => {
       const flags = { ...policyFlag(options), ...versionFlags(options), ...metricsFlags(options), ...toolsFlag(options), httpPort: options.httpPort };
       const settings = commandSettings(flags);
-      // With --traces, the settings once more, pointed at the Jaeger `up` started.
+      // With --traces, the settings once more, pointed at the Phoenix `up` started.
       const tracedTo = options.traces === true ? (tracesEndpoint: string) => commandSettings({ ...flags, tracesEndpoint }) : undefined;
       return (await longRunning()).runUp(settings, options, tracedTo);
     });

@@ -54,7 +54,7 @@ export interface TracingSettings {
 
 /**
  * Reads the standard OpenTelemetry variables of the trace exporter; `exporter`, when given,
- * names the collector instead of the variables (`up --traces` gives the Jaeger it started).
+ * names the collector instead of the variables (`up --traces` gives the Phoenix it started).
  *
  * @returns `undefined` when no endpoint is set (or tracing is switched off): nothing is traced.
  * @throws InvalidSettingError naming the variable and what it accepts: an endpoint that is not an
@@ -82,7 +82,7 @@ export function tracingSettingsFromEnv(env: NodeJS.ProcessEnv, exporter?: { endp
 
 /**
  * `AGENT_SESSIONS_TRACE_URL`: where a person opens one trace, with `{traceId}` where its id goes
- * (`http://127.0.0.1:16686/trace/{traceId}` for Jaeger).
+ * (`http://127.0.0.1:16686/trace/{traceId}` for Jaeger, `http://127.0.0.1:6006/redirects/traces/{traceId}` for Phoenix).
  *
  * @throws InvalidSettingError when it is not an http(s) URL holding `{traceId}`.
  */

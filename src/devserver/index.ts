@@ -53,4 +53,15 @@ export {
 } from './temporal-server-binaries';
 export { NamespaceRegistrationError, SQL_SEARCH_ATTRIBUTE_LIMITS, registerNamespace } from './temporal-namespace';
 export { TEMPORAL_DATABASES, TemporalSchemaError, ensureTemporalSchemas, type SchemaChange } from './temporal-sql-schema';
-export { JAEGER_VERSION, JaegerUnavailableError, findJaegerBinary, startJaeger, type JaegerOptions, type RunningJaeger } from './jaeger';
+export {
+  PHOENIX_DEFAULT_PROJECT,
+  PHOENIX_VERSION,
+  PhoenixUnavailableError,
+  findPhoenix,
+  phoenixSpans,
+  phoenixVenv,
+  startPhoenix,
+  type PhoenixOptions,
+  type PhoenixSpan,
+  type RunningPhoenix,
+} from './phoenix';
