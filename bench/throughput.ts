@@ -10,6 +10,9 @@ import { median } from './stats';
 
 const SESSION_COUNTS = [1, 10, 100] as const;
 const LIST_SIZE = 30;
+/** Issue 31: a busy queue (10 and 100 sessions writing at once) keeps ≥ 0.9× the versioned bare worker's rate. */
+const TARGET = 0.9;
+const TARGETED: ReadonlySet<number> = new Set([10, 100]);
 
 interface Burst {
   writes: number;
@@ -72,8 +75,8 @@ export async function measureThroughput(bench: Bench): Promise<MeasurementResult
           ours: int(ours),
           baseline: int(bare),
           ratio: ours / bare,
-          target: '—',
-          met: null,
+          target: TARGETED.has(sessions) ? `≥ ${TARGET}×` : '—',
+          met: TARGETED.has(sessions) ? ours / bare >= TARGET : null,
         });
         bench.progress(`throughput ${sessions} sessions, ${workers} worker(s): ${int(ours)} vs ${int(bare)} writes/s`);
       }
@@ -83,7 +86,7 @@ export async function measureThroughput(bench: Bench): Promise<MeasurementResult
   }
   return {
     name: 'throughput',
-    title: `throughput — accepted writes/s, ${LIST_SIZE}-item lists, ${rounds} alternating rounds; baseline: no-op updates on bare workflows`,
+    title: `throughput — accepted writes/s, ${LIST_SIZE}-item lists, ${rounds} alternating rounds; baseline: no-op updates on bare workflows, through as many bare workers versioned and PINNED like ours`,
     rows,
     figures,
     notes: [],
