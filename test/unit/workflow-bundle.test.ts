@@ -51,6 +51,18 @@ describe('the workflow bundle cache', () => {
     }
   });
 
+  test('a bundle cached with another recipe (an older release that preloaded nothing) is built again', async () => {
+    const file = bundleCacheFile(POLICY, cacheDir);
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as { code: string; files: Array<[string, string]>; recipe?: string };
+    const { recipe, ...older } = entry;
+    assert.ok(recipe?.includes('workflow-api'), 'the recipe names the preloaded modules');
+    writeFileSync(file, JSON.stringify({ ...older, code: 'stale' }));
+    forgetBundlesInMemory();
+    const { code } = await bundleSessionWorkflows(POLICY, { cacheDir });
+    assert.notEqual(code, 'stale');
+    assert.equal((JSON.parse(readFileSync(file, 'utf8')) as { recipe?: string }).recipe, recipe);
+  });
+
   test('the modules a worker shares between its sessions (preloaded) hold no state of their own', async () => {
     const { code } = await bundleSessionWorkflows(POLICY, { cacheDir });
     const preload = /exports\.preloadModules = function preloadModules\(\) \{([\s\S]*?)\n\}/.exec(code);
