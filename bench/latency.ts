@@ -105,7 +105,9 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
           `Our workflow code for one write, timed alone in this process, costs ${code.toFixed(3)} ms ` +
           `(validator ${(domain.validator / 1000).toFixed(3)} ms, fold + invariant + receipt ${(domain.apply / 1000).toFixed(3)} ms), ` +
           `${Math.min(100, (100 * code) / extra).toFixed(0)}% of the gap; the rest is outside our handlers ` +
-          '(the SDK activating a workflow with a larger bundle and state, a larger result payload) or this machine\'s noise: compare the p95s.',
+          '(the SDK activating a workflow with a larger state and a larger result payload, its promise hook for each promise the session makes; ' +
+          'on the server, the search-attribute upsert each write makes: one more history event and one visibility update) or this machine\'s noise: ' +
+          'compare the p95s, and `npx tsx bench/profile-activation.ts`.',
       );
     }
   }
@@ -128,9 +130,11 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
   rows.push({ measurement: '3 items, first write (creates it)', ours: pcts(first.ours), baseline: pcts(first.bare), ratio: firstRatio, target: `≤ ${FIRST_WRITE_TARGET}× p50`, met: firstRatio <= FIRST_WRITE_TARGET });
   if (firstRatio > FIRST_WRITE_TARGET) {
     notes.push(
-      `first write: p50 ${firstRatio.toFixed(2)}× the bare workflow's (+${(first.ours.p50 - first.bare.p50).toFixed(2)} ms). A new workflow instance evaluates ` +
-        "its bundle's modules afresh (the SDK isolates module state per workflow): " +
-        `${describeBundles(bench)}; the session also checks its input and indexes itself (search attributes) in its first workflow task.`,
+      `first write: p50 ${firstRatio.toFixed(2)}× the bare workflow's (+${(first.ours.p50 - first.bare.p50).toFixed(2)} ms). A new session evaluates ` +
+        "its own workflow modules afresh (the SDK isolates module state per workflow; the contract and the domain are preloaded once per worker): " +
+        `${describeBundles(bench)}; its first workflow task checks its input and makes three events the bare workflow does not: a patch marker, ` +
+        "the SDK's TemporalChangeVersion upsert that goes with it, and the session's first upsert of its search attributes " +
+        '(`npx tsx bench/profile-activation.ts` says where the worker\'s share goes).',
     );
   }
   return { name: 'latency', title: 'todo_write latency — ms p50 / p95 / p99; ratio of p50s; baseline: no-op update carrying the same list, on a bare worker versioned and PINNED like ours', rows, figures, notes };
