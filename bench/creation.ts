@@ -95,7 +95,7 @@ export async function measureCreation(bench: Bench): Promise<MeasurementResult> 
   }
   return {
     name: 'creation',
-    title: `creating sessions — the workflow bundle, and sessions created per second by ${CLIENTS} concurrent callers (update-with-start of a 3-item first write); baseline: bare workflows created the same way`,
+    title: `creating sessions — the workflow bundle, and sessions created per second by ${CLIENTS} concurrent callers (update-with-start of a 3-item first write); baseline: bare workflows created the same way, on a bare worker versioned and PINNED like ours`,
     rows,
     figures: { parameters: { clients: CLIENTS, rounds, perRound, target: TARGET }, bundle: bundle.figures, createdPerSecond: { ours, bare }, perRound: perRoundRates },
     notes,

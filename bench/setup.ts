@@ -16,6 +16,9 @@ import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, T
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
 import { bundleSessionWorkflows, createWorker, type CreateWorkerOptions, type SessionWorker } from '../src/worker';
+import { buildIdOfCode } from '../src/worker/build-id';
+import { registerVersion } from '../src/worker/version-registration';
+import type { DeploymentVersion } from '../src/release/deployment-api';
 import { todosQuery, todoWriteUpdate } from '../workflows/messages';
 import { BARE_WORKFLOW_TYPE, bareCloseUpdate, echoQuery, noopQuery, noopUpdate, type NoopResult } from './baseline-workflows';
 
@@ -42,6 +45,12 @@ export interface Bench {
   readonly temporal: Client;
   readonly sessionBundle: WorkflowBundle;
   readonly bareBundle: WorkflowBundle;
+  /**
+   * The Worker Deployment Version the bare workers serve: versioned and PINNED like the session
+   * workers (deployment named after the bare task queue, build id from the bare bundle's code),
+   * so that what versioning costs falls on both sides of every comparison.
+   */
+  readonly bareVersion: DeploymentVersion;
   /** The `temporal` binary that runs the local server, when this run started one. */
   readonly cliPath: string | undefined;
   readonly serverVersion: string | undefined;
@@ -125,11 +134,21 @@ export async function openBench(quick: boolean, progress: (message: string) => v
       },
     };
   };
+  // Like for like: the bare worker is versioned and PINNED as createWorker's session worker is.
+  const bareVersion: DeploymentVersion = { deploymentName: bareQueue, buildId: buildIdOfCode(bareBundle.code) };
   const startBareWorker = async (): Promise<RunningWorker> => {
     // Its own connection, as createWorker opens one for each session worker.
     const connection = await NativeConnection.connect(connectionOptions(config));
-    const worker = await Worker.create({ connection, namespace: config.namespace, taskQueue: bareQueue, workflowBundle: bareBundle });
+    const worker = await Worker.create({
+      connection,
+      namespace: config.namespace,
+      taskQueue: bareQueue,
+      workflowBundle: bareBundle,
+      workerDeploymentOptions: { useWorkerVersioning: true, version: bareVersion, defaultVersioningBehavior: 'PINNED' },
+    });
     const running = worker.run().finally(() => connection.close());
+    // The version exists once the worker polls; made current as a session worker's first start makes its own.
+    await registerVersion(connection.workflowService, config.namespace, bareVersion, worker.options.identity);
     return {
       async stop() {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -153,6 +172,7 @@ export async function openBench(quick: boolean, progress: (message: string) => v
     temporal: sessions.temporal,
     sessionBundle,
     bareBundle,
+    bareVersion,
     cliPath,
     server: addressGiven ? 'dev' : server,
     serverVersion: serverVersion ?? info?.serverVersion ?? undefined,

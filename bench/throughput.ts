@@ -10,6 +10,9 @@ import { median } from './stats';
 
 const SESSION_COUNTS = [1, 10, 100] as const;
 const LIST_SIZE = 30;
+/** Issue 31: a busy queue (10 and 100 sessions writing at once) keeps ≥ 0.9× the versioned bare worker's rate. */
+const TARGET = 0.9;
+const TARGETED: ReadonlySet<number> = new Set([10, 100]);
 
 interface Burst {
   writes: number;
@@ -72,8 +75,8 @@ export async function measureThroughput(bench: Bench): Promise<MeasurementResult
           ours: int(ours),
           baseline: int(bare),
           ratio: ours / bare,
-          target: '—',
-          met: null,
+          target: TARGETED.has(sessions) ? `≥ ${TARGET}×` : '—',
+          met: TARGETED.has(sessions) ? ours / bare >= TARGET : null,
         });
         bench.progress(`throughput ${sessions} sessions, ${workers} worker(s): ${int(ours)} vs ${int(bare)} writes/s`);
       }
@@ -81,11 +84,23 @@ export async function measureThroughput(bench: Bench): Promise<MeasurementResult
       for (const worker of extra) await worker.stop();
     }
   }
+  const notes: string[] = [];
+  const missed = rows.filter((row) => row.met === false);
+  if (missed.length > 0) {
+    notes.push(
+      `${missed.map((row) => `${row.measurement}: ${(row.ratio ?? 0).toFixed(2)}×`).join('; ')} (target ≥ ${TARGET}×). ` +
+        'Each accepted write makes one upsert of the session\'s search attributes at the end of its workflow task (the version and the time of the last ' +
+        'change move with every write), so that listing sessions, and a tree\'s subagents, is one visibility call: one more history event and one ' +
+        'visibility update on the server per write, which the no-op update does not make. Sequential writes to a session land in a workflow task each, ' +
+        'so there is nothing to coalesce; a write that moves no listed attribute makes none. The remaining cost is that visibility update, kept ' +
+        'because a listing that lags its sessions is not exact (docs/speed.md, "What the figures say").',
+    );
+  }
   return {
     name: 'throughput',
-    title: `throughput — accepted writes/s, ${LIST_SIZE}-item lists, ${rounds} alternating rounds; baseline: no-op updates on bare workflows`,
+    title: `throughput — accepted writes/s, ${LIST_SIZE}-item lists, ${rounds} alternating rounds; baseline: no-op updates on bare workflows, through as many bare workers versioned and PINNED like ours`,
     rows,
     figures,
-    notes: [],
+    notes,
   };
 }

@@ -54,7 +54,7 @@ import {
 } from '../src/session/workflow-api';
 import { AgentLoop } from './agent-loop';
 import { deploymentPolicy } from './deployment-policy';
-import { indexSession } from './session-index';
+import { indexSession, SESSION_INDEX_PATCH } from './session-index';
 import { observeSession } from './session-observer';
 import { startTraceparent, takeUpdateTraceparent } from './turn-trace';
 import {
@@ -104,6 +104,16 @@ const REFUSED_SPAWN_LEAVES_NOTHING = 'refused-spawn-leaves-nothing';
 const SIGNALS_IN_HISTORY_ORDER = 'signals-in-history-order';
 
 /**
+ * Marks runs whose first workflow task records one patch marker (this one, which stands for
+ * {@link SESSION_INDEX_PATCH} and {@link SIGNALS_IN_HISTORY_ORDER} together) and indexes the
+ * session once, at the end of that task, with the state the task left. Runs recorded before made
+ * two markers and two upserts there (one with the empty state at the start, one after a first
+ * write that came with the start): two events of history per new session that Temporal stored
+ * and the visibility store applied for nothing. They replay as they were recorded.
+ */
+const FIRST_TASK_INDEXED_ONCE = 'first-task-indexed-once';
+
+/**
  * One agent session. Its history is the session's log: accepted `todo_write` and
  * `subagent/spawn` updates, turn and close signals, reports of closed subagents; its state is the
  * fold of that log. Continues as new when the run grows long, carrying its state; runs until
@@ -135,7 +145,13 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   // What a fork reads of this session when it replays its history up to an event (no command).
   observeSession(() => ({ state, agent: agent.state }));
   // The session's search attributes follow its state, so listing sessions is one visibility call.
-  const flushIndex = indexSession(() => sessionIndexValues(state, about.parent));
+  // Asked first, so that a run recorded before it asks the two patches it stands for where it did.
+  const indexedOnce = patched(FIRST_TASK_INDEXED_ONCE);
+  const flushIndex = indexSession(
+    () => state,
+    (now) => sessionIndexValues(now, about.parent),
+    indexedOnce ? 'at-first-task-end' : patched(SESSION_INDEX_PATCH) ? 'at-start' : 'none',
+  );
   // A subagent spawned by a model runs its task as its first message, then closes.
   if (input.agent === true && input.task !== undefined && info.continuedFromExecutionRunId === undefined) {
     agent.enqueue(input.task, new Date().toISOString(), startTraceparent());
@@ -207,7 +223,7 @@ export async function agentSession(rawInput: AgentSessionInput = {}): Promise<Se
   // own before the task started; the updates are accepted in its completion), so the signals'
   // handlers go first, and through one router (see registerSignals): the list the session holds
   // is then the one the offline fold computes from its history.
-  const inHistoryOrder = patched(SIGNALS_IN_HISTORY_ORDER);
+  const inHistoryOrder = indexedOnce || patched(SIGNALS_IN_HISTORY_ORDER);
   if (inHistoryOrder) registerSignals(true);
 
   // Handlers apply; validators judge. Only the durable invariant (inside the fold) may refuse

@@ -1,6 +1,6 @@
 import type { BundleOptions, BundlerPlugin } from '@temporalio/worker';
 import type { TodoPolicy } from '../todo';
-import { tracingInterceptorsPath } from './workflows-path';
+import { preloadedModulePaths, tracingInterceptorsPath } from './workflows-path';
 
 // Derived: @temporalio/worker does not export its webpack configuration type from its root.
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
@@ -22,7 +22,8 @@ interface WebpackPlugin {
  * `webpackConfigHook` already there), and the tracing interceptors added to the interceptor
  * modules. Every bundle carries those interceptors, inert unless `tracing`: they decide where an
  * update's completion falls among a task's commands, so a history replays only on a bundle that
- * has them, and a worker's build id does not change with tracing (the files are the same).
+ * has them, and a worker's build id does not change with tracing (the files are the same). The
+ * stateless modules of {@link preloadedModulePaths} are evaluated once per worker, not per session.
  */
 export function withPolicyDefined(options: BundleOptions, policy: TodoPolicy, tracing = false): BundleOptions {
   const previous = options.webpackConfigHook;
@@ -37,7 +38,12 @@ export function withPolicyDefined(options: BundleOptions, policy: TodoPolicy, tr
     };
     return { ...merged, plugins: [...(merged.plugins ?? []), defineConstants as never] };
   };
-  return { ...options, webpackConfigHook, workflowInterceptorModules: [...(options.workflowInterceptorModules ?? []), tracingInterceptorsPath()] };
+  return {
+    ...options,
+    webpackConfigHook,
+    workflowInterceptorModules: [...(options.workflowInterceptorModules ?? []), tracingInterceptorsPath()],
+    preloadModules: [...(options.preloadModules ?? []), ...preloadedModulePaths()],
+  };
 }
 
 /** A bundler plugin that only shapes the bundle: what bundling alone needs of {@link AgentSessionsPlugin}. */

@@ -6,7 +6,7 @@ import { userCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { packagePath, type BuildInput } from './build-id';
 import { policyBundler } from './policy-bundler';
-import { forkCapturePath, workflowsPath } from './workflows-path';
+import { forkCapturePath, preloadedModulePaths, tracingInterceptorsPath, workflowsPath } from './workflows-path';
 
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -31,10 +31,24 @@ export interface BundleSessionWorkflowsOptions {
   tracing?: boolean;
 }
 
-/** A cached bundle and the files webpack read to build it, each with its hash. */
+/**
+ * A cached bundle, the files webpack read to build it, each with its hash, and how it was put
+ * together (see {@link bundleRecipe}).
+ */
 interface CachedBundle {
   code: string;
   files: Array<[path: string, sha256: string]>;
+  recipe?: string;
+}
+
+/**
+ * What shapes a bundle beside its files: the interceptor modules it registers and the modules it
+ * preloads. A bundle built with another recipe (an older release of this package, say, that
+ * preloaded nothing) is built again, though every file it read is unchanged.
+ */
+function bundleRecipe(variant: BundleVariant): string {
+  const interceptors = [...(variant.forkCapture === true ? [forkCapturePath()] : []), tracingInterceptorsPath()];
+  return JSON.stringify({ interceptors: interceptors.map(packagePath), preload: preloadedModulePaths().map(packagePath) });
 }
 
 const inProcess = new Map<string, Promise<WorkflowBundle>>();
@@ -104,7 +118,8 @@ export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCache
 async function loadOrBuild(policy: TodoPolicy, cacheDir: string, variant: BundleVariant): Promise<WorkflowBundle> {
   const file = bundleCacheFile(policy, cacheDir, variant);
   const forkCapture = variant.forkCapture === true;
-  const cached = readCached(file);
+  const recipe = bundleRecipe(variant);
+  const cached = readCached(file, recipe);
   if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
   let files: string[] = [];
@@ -135,7 +150,7 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string, variant: Bundle
     logger: quietLogger,
     plugins: [policyBundler(policy, variant.tracing === true), recordInputs],
   });
-  const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]) };
+  const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]), recipe };
   try {
     mkdirSync(join(cacheDir, 'bundles'), { recursive: true });
     const temporary = `${file}.${process.pid}.tmp`;
@@ -152,15 +167,15 @@ function withInputs(bundle: WorkflowBundle, files: CachedBundle['files']): Workf
   return bundle;
 }
 
-/** A cached bundle whose every input is unchanged, or `undefined`. */
-function readCached(file: string): CachedBundle | undefined {
+/** A cached bundle built with `recipe` whose every input is unchanged, or `undefined`. */
+function readCached(file: string, recipe: string): CachedBundle | undefined {
   let entry: CachedBundle;
   try {
     entry = JSON.parse(readFileSync(file, 'utf8')) as CachedBundle;
   } catch {
     return undefined;
   }
-  if (typeof entry.code !== 'string' || !Array.isArray(entry.files) || entry.files.length === 0) return undefined;
+  if (typeof entry.code !== 'string' || !Array.isArray(entry.files) || entry.files.length === 0 || entry.recipe !== recipe) return undefined;
   for (const [path, hash] of entry.files) {
     try {
       if (sha256(readFileSync(path)) !== hash) return undefined;

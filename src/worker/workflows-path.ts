@@ -36,3 +36,16 @@ export function tracingInterceptorsPath(): string {
   const entry = workflowsPath();
   return join(dirname(entry), `tracing-interceptors${extname(entry)}`);
 }
+
+/**
+ * The workflow modules a worker evaluates once and shares between all its sessions (the SDK's
+ * `preloadModules`), instead of once per new session: the session's wire contract
+ * (`workflows/messages`) and the pure domain it folds with (`src/session/workflow-api` and what it
+ * imports). Both hold no state of their own (module-level constants and functions only; see
+ * test/unit/workflow-bundle.test.ts), which is what makes sharing them safe.
+ */
+export function preloadedModulePaths(): string[] {
+  const entry = workflowsPath();
+  const ext = extname(entry);
+  return [join(dirname(entry), `messages${ext}`), join(dirname(entry), '..', 'src', 'session', `workflow-api${ext}`)];
+}

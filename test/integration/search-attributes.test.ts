@@ -44,6 +44,29 @@ test("a session's search attributes follow its state: counts, the todos in progr
   assert.deepEqual(loggedSignals(await bed.client.exportHistory(id)).map((s) => s.name), ['subagent/closed']);
 });
 
+test("a new session's first write makes one patch marker and indexes the session once in its first workflow task, with the write in it", async () => {
+  const id = uniqueId('indexed-once');
+  await bed.client.todoWrite(id, { todos: [todo('A', 'completed'), todo('B', 'in_progress')] });
+  const [run] = await bed.client.historyRuns(id);
+  const events = run!.history.events ?? [];
+  const firstTaskEnd = events.findIndex((event) => event.workflowTaskCompletedEventAttributes != null);
+  const secondTask = events.findIndex((event, at) => at > firstTaskEnd && event.workflowTaskScheduledEventAttributes != null);
+  const firstTask = events.slice(firstTaskEnd, secondTask < 0 ? undefined : secondTask);
+  assert.equal(firstTask.filter((event) => event.markerRecordedEventAttributes != null).length, 1, 'one patch marker');
+  // The SDK upserts TemporalChangeVersion with each patch marker; the session's own upserts carry its attributes.
+  const upserts = firstTask.filter((event) =>
+    Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some((name) => name in SESSION_SEARCH_ATTRIBUTES),
+  );
+  assert.equal(upserts.length, 1, 'one upsert of the session attributes');
+  const last = events.findIndex((event) => event.workflowExecutionUpdateCompletedEventAttributes != null);
+  assert.ok(events.indexOf(upserts[0]!) > last, 'the upsert comes after the write it indexes');
+  const found = await indexed(id, 1);
+  assert.equal(found.AgentSessionInProgress, 1);
+  assert.equal(found.AgentSessionCompleted, 1);
+  assert.equal(found.AgentSessionClosed, false);
+  await bed.client.close(id);
+});
+
 test('a worker pointed at a namespace that lacks the attributes refuses to start, naming each and how to add it', async () => {
   const namespace = uniqueId('bare');
   const created = await runTemporalCli(['operator', 'namespace', 'create', '--namespace', namespace]);

@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   const prefix = process.argv[2];
   if (!prefix) throw new Error('usage: npx tsx test/recording/record-first-task-histories.ts <prefix>');
   const taskQueue = uniqueId('record-first-task');
-  const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue });
+  // The worker starts after the write is sent, and on a busy machine takes longer than the client's default wait before it asks why.
+  const client = await SessionClient.connect({ address: await temporalAddress(), taskQueue, diagnoseAfterMs: 60_000 });
   const id = uniqueId('first-task');
   try {
     // A second for the update to wait at the server beside the signal before a worker polls.

@@ -51,6 +51,36 @@ describe('the workflow bundle cache', () => {
     }
   });
 
+  test('a bundle cached with another recipe (an older release that preloaded nothing) is built again', async () => {
+    const file = bundleCacheFile(POLICY, cacheDir);
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as { code: string; files: Array<[string, string]>; recipe?: string };
+    const { recipe, ...older } = entry;
+    assert.ok(recipe?.includes('workflow-api'), 'the recipe names the preloaded modules');
+    writeFileSync(file, JSON.stringify({ ...older, code: 'stale' }));
+    forgetBundlesInMemory();
+    const { code } = await bundleSessionWorkflows(POLICY, { cacheDir });
+    assert.notEqual(code, 'stale');
+    assert.equal((JSON.parse(readFileSync(file, 'utf8')) as { recipe?: string }).recipe, recipe);
+  });
+
+  test('the modules a worker shares between its sessions (preloaded) hold no state of their own', async () => {
+    const { code } = await bundleSessionWorkflows(POLICY, { cacheDir });
+    const preload = /exports\.preloadModules = function preloadModules\(\) \{([\s\S]*?)\n\}/.exec(code);
+    assert.ok(preload, 'the bundle has a preloadModules function');
+    for (const module of ['workflows/messages', 'src/session/workflow-api']) assert.ok(preload[1]!.includes(module), `${module} is preloaded`);
+    // What they import is shared with them: the session's wire contract, and every file of the pure domain.
+    const entry = JSON.parse(readFileSync(bundleCacheFile(POLICY, cacheDir), 'utf8')) as { files: Array<[string, string]> };
+    const shared = entry.files.map(([path]) => relative(ROOT, path)).filter((file) => file === 'workflows/messages.ts' || /^src\/(session|todo)\//.test(file));
+    assert.ok(shared.length > 10, 'the domain files are in the bundle');
+    for (const file of shared) {
+      const source = readFileSync(join(ROOT, file), 'utf8');
+      // Module-level mutable bindings or collections would be one value for every session of a worker.
+      assert.doesNotMatch(source, /^(export )?(let|var) /m, `${file} has a module-level let/var`);
+      assert.doesNotMatch(source, /^(export )?const \w+(: [^=]+)? = new (Map|Set|WeakMap|WeakSet|Array)\b/m, `${file} has a module-level collection`);
+      assert.doesNotMatch(source, /from '(\.\.\/)+workflows\/(?!messages')/, `${file} imports workflow code that keeps per-session state`);
+    }
+  });
+
   test('the bundle runs: replaying a recorded history with it succeeds', async () => {
     const workflowBundle = await bundleSessionWorkflows(POLICY, { cacheDir });
     const history = JSON.parse(readFileSync(join(ROOT, 'test', 'histories', 'single-policy.json'), 'utf8'));
