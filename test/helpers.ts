@@ -71,6 +71,9 @@ export function testStreamStore(): StreamStore {
   return streamStore;
 }
 
+// A PostgreSQL store's pool and LISTEN connection would keep the test process from exiting.
+after(() => streamStore?.close());
+
 /** Whether the test process's stream store is PostgreSQL (the cluster target) rather than a SQLite file. */
 export function streamStoreIsPostgres(): boolean {
   return /^postgres(ql)?:\/\//.test(process.env.AGENT_SESSIONS_STREAM_STORE ?? '');
