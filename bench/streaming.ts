@@ -91,10 +91,11 @@ interface TurnCost {
   workflowTasks: number;
   rpcs: number;
   heartbeats: number;
+  byOperation: Record<string, number>;
 }
 
 /** A session's history after its turn: its events, its bytes (Temporal's own count), its own events, and its workflow tasks. */
-async function historySize(sessions: SessionClient, id: string): Promise<Omit<TurnCost, 'rpcs' | 'heartbeats'>> {
+async function historySize(sessions: SessionClient, id: string): Promise<Omit<TurnCost, 'rpcs' | 'heartbeats' | 'byOperation'>> {
   const handle = sessions.temporal.workflow.getHandle(id);
   const description = await handle.describe();
   const history = await handle.fetchHistory();
@@ -155,15 +156,18 @@ async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<WorkerProcess
 }
 
 /** The RPCs made between two counts: all but heartbeats, and heartbeats (which follow how long a model call takes, not whether it streams). */
-function rpcsBetween(before: Map<string, number>, after: Map<string, number>): { rpcs: number; heartbeats: number } {
+function rpcsBetween(before: Map<string, number>, after: Map<string, number>): { rpcs: number; heartbeats: number; byOperation: Record<string, number> } {
   let rpcs = 0;
   let heartbeats = 0;
+  const byOperation: Record<string, number> = {};
   for (const [operation, count] of after) {
     const made = count - (before.get(operation) ?? 0);
+    if (made === 0) continue;
+    byOperation[operation] = made;
     if (/Heartbeat/.test(operation)) heartbeats += made;
     else rpcs += made;
   }
-  return { rpcs, heartbeats };
+  return { rpcs, heartbeats, byOperation };
 }
 
 /** One streamed turn read through the HTTP service: when its first words came, and whether every event came once and in order. */
@@ -231,7 +235,7 @@ interface LoadProcesses {
   drivers: number;
   worker: number;
   sessions: SessionClient;
-  turns(count: number): Promise<{ intact: number; of: number; firstWordsMs: number[] }>;
+  turns(count: number): Promise<{ intact: number; of: number; firstWordsMs: number[]; problems: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -300,7 +304,7 @@ async function startLoadProcesses(bench: Bench, prefix: string): Promise<LoadPro
       sessions,
       async turns(count) {
         drivers.stdin.write(`${JSON.stringify({ turns: count })}\n`);
-        return (await next()).done as { intact: number; of: number; firstWordsMs: number[] };
+        return (await next()).done as { intact: number; of: number; firstWordsMs: number[]; problems: string[] };
       },
       async stop() {
         await sessions.closeConnection();
@@ -351,7 +355,7 @@ async function loadPhase(bench: Bench, load: LoadProcesses, streams: number, rou
     loaded.push(...(await measured(cpu.loaded, () => writesUntil(load.sessions, bench, streaming))));
     const done = await streaming;
     firstWords.push(...done.firstWordsMs);
-    if (done.intact !== done.of) notes.push(`${streams} streaming, round ${round + 1}: ${done.of - done.intact} of ${done.of} streamed turns under load did not come whole and in order`);
+    if (done.intact !== done.of) notes.push(`${streams} streaming, round ${round + 1}: ${done.of - done.intact} of ${done.of} streamed turns under load did not come whole and in order (${done.problems.join('; ')})`);
   }
   const q = summarize(quiet);
   const l = summarize(loaded);
@@ -430,7 +434,7 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
     const first = summarize(readings.map((r) => r.firstWordsMs));
     const intact = readings.filter((r) => r.ordered && r.whole).length;
     const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-    const fields: Array<[keyof TurnCost, string, number]> = [
+    const fields: Array<[Exclude<keyof TurnCost, 'byOperation'>, string, number]> = [
       ['events', 'history events', HISTORY_TOLERANCE],
       ['own', "history events that are the session's doing (no workflow-task bookkeeping)", HISTORY_TOLERANCE],
       ['bytes', 'history bytes', HISTORY_TOLERANCE],
@@ -509,12 +513,18 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
         met: streams === 100 ? figures.firstWords.p95 <= FIRST_WORDS_TARGET_MS : null,
       });
     }
-    const list = (h: TurnCost[], field: keyof TurnCost): string => h.map((x) => x[field]).join(', ');
+    const list = (h: TurnCost[], field: Exclude<keyof TurnCost, 'byOperation'>): string => h.map((x) => x[field]).join(', ');
+    const operations = (h: TurnCost[]): string => {
+      const sum: Record<string, number> = {};
+      for (const cost of h) for (const [operation, count] of Object.entries(cost.byOperation)) sum[operation] = (sum[operation] ?? 0) + count;
+      return Object.entries(sum).map(([operation, count]) => `${operation} ${(count / h.length).toFixed(1)}`).join(', ');
+    };
     notes.push(
       `stream store: ${bench.streamStoreLocation.startsWith('postgres') ? 'PostgreSQL (the cluster\'s database for it)' : 'a SQLite file'}.`,
       `first words, one session streaming: p50 ${ms(first.p50)} ms, p95 ${ms(first.p95)} ms, max ${ms(first.max)} ms over ${turns} turns (the model's first token, stamped by the scripted model as it writes it, to the SSE reader's first text event; both in this process).`,
       `per turn, streamed: history events ${list(costs.on, 'events')}; workflow tasks ${list(costs.on, 'workflowTasks')}; RPCs ${list(costs.on, 'rpcs')} (+ heartbeats ${list(costs.on, 'heartbeats')}).`,
       `per turn, not streamed: history events ${list(costs.off, 'events')}; workflow tasks ${list(costs.off, 'workflowTasks')}; RPCs ${list(costs.off, 'rpcs')} (+ heartbeats ${list(costs.off, 'heartbeats')}). Heartbeats follow how long the model call takes (a streamed answer is paced at ${RATE} tokens/s; the scripted model answers an unstreamed request at once), not the streaming: the streamed call heartbeats once a second either way.`,
+      `RPCs per turn by operation, streamed: ${operations(costs.on)}; not streamed: ${operations(costs.off)}.`,
       `${CROWD} readers: ${crowd.reads} reads of the store for that session while they read (one feed for all of them).`,
     );
     return {

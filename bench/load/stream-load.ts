@@ -53,17 +53,27 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
   const say = (message: unknown): void => void process.stdout.write(`${JSON.stringify(message)}\n`);
   say({ ready: true, model: model.url });
 
-  const streamedTurn = async (k: number, since: number): Promise<{ intact: boolean; firstWordsMs: number | undefined }> => {
+  const streamedTurn = async (k: number, since: number): Promise<{ intact: boolean; firstWordsMs: number | undefined; why?: string }> => {
     const id = `stream-load-${randomUUID().slice(0, 8)}`;
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
     const sent = client.sendMessage(id, `${STREAM_LOAD_TASK} #${k}`);
-    const read = await readAnswer(connection).catch(() => undefined);
+    let failure = '';
+    const read = await readAnswer(connection).catch((error: Error) => {
+      failure = error.message;
+      return undefined;
+    });
     await sent;
     // This turn's request to the model (its conversation is the turn's own), where its first token was stamped.
     const call = model.requests().find((r) => r.seq > since && r.conversation === `long-${k}` && r.firstTokenAt !== null);
+    const intact = read !== undefined && read.ordered && read.answer?.outcome === 'completed' && read.answer.text === answer;
+    const why =
+      read === undefined
+        ? failure
+        : `ordered ${read.ordered}, outcome ${read.answer?.outcome ?? 'none'}, ${read.answer?.text.length ?? 0} of ${answer.length} characters, attempt ${read.answer?.attempt ?? 0}`;
     return {
-      intact: read !== undefined && read.ordered && read.answer?.outcome === 'completed' && read.answer.text === answer,
+      ...(intact ? {} : { why }),
+      intact,
       firstWordsMs: call?.firstTokenAt != null && read?.firstTextAt !== undefined ? read.firstTextAt - Date.parse(call.firstTokenAt) : undefined,
     };
   };
@@ -73,7 +83,8 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     if (command.stop === true) break;
     const since = model.requests().reduce((max, r) => Math.max(max, r.seq), 0);
     const results = await Promise.all(Array.from({ length: Math.min(command.turns ?? 0, MAX_TURNS_AT_ONCE) }, (_, k) => streamedTurn(k, since)));
-    say({ done: { intact: results.filter((r) => r.intact).length, of: results.length, firstWordsMs: results.flatMap((r) => (r.firstWordsMs !== undefined ? [r.firstWordsMs] : [])) } });
+    const problems = [...new Set(results.flatMap((r) => (r.why !== undefined ? [r.why] : [])))].slice(0, 3);
+    say({ done: { intact: results.filter((r) => r.intact).length, of: results.length, firstWordsMs: results.flatMap((r) => (r.firstWordsMs !== undefined ? [r.firstWordsMs] : [])), problems } });
   }
   // Told to stop, or its parent is gone (stdin closed): it never outlives the benchmark, even if the server went first.
   setTimeout(() => process.exit(0), 15_000).unref();

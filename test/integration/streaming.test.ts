@@ -327,8 +327,18 @@ describe('streaming the model’s words', () => {
     await bed.client.start(sessionId);
     const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`;
     const READERS = 300;
-    const readings = Array.from({ length: READERS }, () => readEvents(url, {}, (events) => events.some((event) => event.event === 'end'), 60_000));
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Every reader is in (its `ready` came) before the first words.
+    const connections = await Promise.all(Array.from({ length: READERS }, () => openSse(url)));
+    for (const connection of connections) assert.equal((await connection.events.next()).value?.event, 'ready');
+    const readings = connections.map(async (connection) => {
+      const events: SseEvent[] = [];
+      for await (const event of connection.events) {
+        events.push(event);
+        if (event.event === 'end') break;
+      }
+      connection.close();
+      return { events };
+    });
     const publisher = streamPublisher({ store, sessionId }, { batchMs: 20 });
     publisher.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
     for (let k = 0; k < 40; k++) {
