@@ -58,9 +58,9 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
     const sent = client.sendMessage(id, `${STREAM_LOAD_TASK} #${k}`);
-    let failure = '';
+    let failure = connection.status === 200 ? '' : `GET /stream answered ${connection.status}: ${(connection.body ?? '').slice(0, 200)}`;
     const read = await readAnswer(connection).catch((error: Error) => {
-      failure = error.message;
+      failure ||= error.message;
       return undefined;
     });
     await sent;
