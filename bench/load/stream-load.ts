@@ -57,6 +57,8 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     const id = `stream-load-${randomUUID().slice(0, 8)}`;
     await client.start(id);
     const connection = await openSse(`${http.url}/sessions/${encodeURIComponent(id)}/stream`);
+    // The reader is in (its `ready` came) before the message goes: it is a reader that came before the first words.
+    if (connection.status === 200) await connection.events.next();
     const sent = client.sendMessage(id, `${STREAM_LOAD_TASK} #${k}`);
     let failure = connection.status === 200 ? '' : `GET /stream answered ${connection.status}: ${(connection.body ?? '').slice(0, 200)}`;
     const read = await readAnswer(connection).catch((error: Error) => {
