@@ -84,7 +84,12 @@ export async function streamLoadMain(env: NodeJS.ProcessEnv): Promise<void> {
     const command = JSON.parse(line) as { turns?: number; stop?: boolean };
     if (command.stop === true) break;
     const since = model.requests().reduce((max, r) => Math.max(max, r.seq), 0);
-    const results = await Promise.all(Array.from({ length: Math.min(command.turns ?? 0, MAX_TURNS_AT_ONCE) }, (_, k) => streamedTurn(k, since)));
+    // A turn that could not even begin (the server refused its message under load) is a turn that did not come whole, with its reason.
+    const results = await Promise.all(
+      Array.from({ length: Math.min(command.turns ?? 0, MAX_TURNS_AT_ONCE) }, (_, k) =>
+        streamedTurn(k, since).catch((error: Error) => ({ intact: false, firstWordsMs: undefined, why: `the turn could not run: ${error.message.split('\n')[0]}` })),
+      ),
+    );
     const problems = [...new Set(results.flatMap((r) => (r.why !== undefined ? [r.why] : [])))].slice(0, 3);
     say({ done: { intact: results.filter((r) => r.intact).length, of: results.length, firstWordsMs: results.flatMap((r) => (r.firstWordsMs !== undefined ? [r.firstWordsMs] : [])), problems } });
   }
