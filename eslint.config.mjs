@@ -95,12 +95,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': layerImports({
         // @temporalio/common is what @temporalio/workflow is built on, and it holds error classes the
-        // workflow package does not re-export (WorkflowExecutionAlreadyStartedError). Workflow
-        // Streams' `/workflow` entry is its sandbox-safe half (the stream a session's words go to).
+        // workflow package does not re-export (WorkflowExecutionAlreadyStartedError).
         allowed: [
           moduleAt('@temporalio/workflow'),
           moduleAt('@temporalio/common'),
-          moduleAt('@temporalio/workflow-streams/workflow'),
           moduleAt('.'),
           moduleAt('../src/todo'),
           moduleAt('../src/session'),
@@ -118,7 +116,7 @@ export default tseslint.config(
         ],
         refused: [
           { regex: NODE_BUILTIN, message: 'Workflow code is replayed and must stay deterministic: no Node built-ins.' },
-          { regex: TEMPORAL_PACKAGE, message: "Workflow code runs in Temporal's sandbox: of Temporal's packages it imports only @temporalio/workflow, @temporalio/common and @temporalio/workflow-streams/workflow." },
+          { regex: TEMPORAL_PACKAGE, message: "Workflow code runs in Temporal's sandbox: of Temporal's packages it imports only @temporalio/workflow and @temporalio/common." },
           { regex: RELATIVE, message: 'workflows/ imports only its own files, src/todo and src/session (the workflow-safe domain).' },
           { regex: ANYTHING_ELSE, message: "workflows/ is bundled into Temporal's sandbox: no npm package besides @temporalio/workflow and @temporalio/common." },
         ],

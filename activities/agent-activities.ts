@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Registry } from '../src/metrics/prom-client';
 import { SessionClient } from '../src/client/session-client';
 import { streamPublisher } from '../src/client/session-stream';
+import type { StreamStore } from '../src/streams';
 import { SessionClosedError, SpawnRejectedError, TodoRejectedError, type RequestRejectedError } from '../src/client/errors';
 import { AGENT_DEFAULTS, DEFAULT_APPROVE_TOOLS, matchesToolPattern, type AgentSettings } from '../src/config/agent-settings';
 import { AgentLoopMetrics } from '../src/metrics';
@@ -47,6 +48,8 @@ export interface AgentActivitiesOptions {
   mcp?: McpPool;
   /** The user's own tools, checked (`prepareUserTools`), and the module they came from. */
   userTools?: { tools: readonly PreparedUserTool[]; source: string };
+  /** Where the model's words go while a call runs (docs/streaming.md); absent, they are not published (the answer is the same). */
+  streamStore?: StreamStore;
 }
 
 /** What the model is told it is. Our own words; the tools' descriptions carry the details. */
@@ -102,6 +105,7 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
     places: registry.places(),
   };
   const mcp = options.mcp;
+  const streamStore = options.streamStore;
   const metrics = new AgentLoopMetrics(options.metrics ?? new Registry());
   const callModel = modelCaller(
     {
@@ -110,11 +114,8 @@ export function createAgentActivities(options: AgentActivitiesOptions): AgentAct
       ...(options.modelRequestTimeoutMs !== undefined ? { requestTimeoutMs: options.modelRequestTimeoutMs } : {}),
       stream: settings.stream,
     },
-    // The words go to the session's companion stream, never to the session's own history.
-    {
-      words: ({ sessionId }) =>
-        streamPublisher({ client: Context.current().client, taskQueue: Context.current().info.taskQueue, sessionId }, { batchMs: settings.streamBatchMs }),
-    },
+    // The words go to the stream store, never to the session's own history.
+    streamStore !== undefined ? { words: ({ sessionId }) => streamPublisher({ store: streamStore, sessionId }, { batchMs: settings.streamBatchMs }) } : {},
     options.spans,
   );
   const spans = options.spans;

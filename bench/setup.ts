@@ -15,6 +15,7 @@ import { connectionOptions, loadSettings, type TemporalConfig } from '../src/con
 import { findFreePort, findTemporalCli, startDevServer, startThrowawayCluster, TEMPORAL_SERVER_VERSION } from '../src/devserver';
 import type { TodoItem, TodoPolicy, TodoWriteArgs } from '../src/todo';
 import type { TodoWriteResult } from '../src/session';
+import { openStreamStore, type StreamStore } from '../src/streams';
 import { bundleSessionWorkflows, createWorker, type CreateWorkerOptions, type SessionWorker } from '../src/worker';
 import { buildIdOfCode } from '../src/worker/build-id';
 import { registerVersion } from '../src/worker/version-registration';
@@ -54,6 +55,9 @@ export interface Bench {
   /** The `temporal` binary that runs the local server, when this run started one. */
   readonly cliPath: string | undefined;
   readonly serverVersion: string | undefined;
+  /** The stream store of the run (a SQLite file beside the dev server's; the cluster's PostgreSQL database), as `AGENT_SESSIONS_STREAM_STORE` names it, and opened. */
+  readonly streamStoreLocation: string;
+  readonly streamStore: StreamStore;
   /** A fresh workflow id. */
   id(prefix: string): string;
   /** One line of progress on stderr. */
@@ -93,6 +97,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const settings = loadSettings(process.env);
   const { addressGiven, ...base } = settings.temporal;
   let address = base.address;
+  // Each server streams through its own backend, as `npm test` runs them: a SQLite file on the dev server, PostgreSQL on the cluster.
+  let streamStoreLocation = settings.streams.location.startsWith('postgres') ? settings.streams.location : join(mkdtempSync(join(tmpdir(), 'agent-sessions-bench-streams-')), 'streams.sqlite');
   if (addressGiven) {
     progress(`TEMPORAL_ADDRESS is set: measuring the server at ${address}${server === 'cluster' ? ' (--server cluster is ignored)' : ''}`);
   } else if (server === 'cluster') {
@@ -100,6 +106,7 @@ export async function openBench(quick: boolean, progress: (message: string) => v
     const cluster = await startThrowawayCluster({ policy: POLICY, workers: 0, httpPort: false, output: devNull() });
     running = cluster;
     address = cluster.address;
+    streamStoreLocation = cluster.streamStoreUrl;
     serverVersion = `${TEMPORAL_SERVER_VERSION} (temporal-server; PostgreSQL from ${cluster.postgres.binaries.dir})`;
   } else {
     cliPath = await findTemporalCli();
@@ -123,8 +130,9 @@ export async function openBench(quick: boolean, progress: (message: string) => v
   const sessionBundle = await bundleSessionWorkflows(POLICY, { cacheDir: settings.paths.cacheDir });
   const bareBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./baseline-workflows'), logger: quietLogger });
 
+  const streamStore = openStreamStore({ location: streamStoreLocation, poolSize: 20 });
   const startSessionWorker = async (taskQueue = sessionQueue, extra: QueueOptions['worker'] = {}): Promise<RunningWorker> => {
-    const worker: SessionWorker = await createWorker({ ...POLICY, ...extra, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir });
+    const worker: SessionWorker = await createWorker({ ...POLICY, ...extra, temporal: { ...config, taskQueue }, cacheDir: settings.paths.cacheDir, streamStore });
     const running = worker.run();
     await worker.registered();
     return {
@@ -174,6 +182,8 @@ export async function openBench(quick: boolean, progress: (message: string) => v
     bareBundle,
     bareVersion,
     cliPath,
+    streamStoreLocation,
+    streamStore,
     server: addressGiven ? 'dev' : server,
     serverVersion: serverVersion ?? info?.serverVersion ?? undefined,
     id: (prefix) => `${prefix}-${randomUUID().slice(0, 8)}`,
@@ -206,6 +216,7 @@ export async function openBench(quick: boolean, progress: (message: string) => v
       await Promise.allSettled(queues.map((queue) => queue.stop()));
       await sessions.closeConnection().catch(() => undefined);
       await Promise.allSettled(workers.map((worker) => worker.stop()));
+      await streamStore.close();
       await running?.stop();
     },
   };

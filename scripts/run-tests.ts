@@ -47,9 +47,9 @@ const CLUSTER_SUITE = 'test/cluster';
  * registry) than on the dev server's SQLite — writes and rejections (with a foreign client, the
  * `temporal` CLI), the policy change, subagents, continue-as-new, idempotency, the HTTP API and
  * its security, search attributes and the listing (visibility queries, which SQL visibility
- * answers, not the dev server's SQLite), hostile clients, the agent loop, and streaming (the
- * companion stream's signals, long-poll updates and signal-with-start, and that a stream is never
- * listed as a session), and sessions served over MCP (an MCP client's writes are the same Updates).
+ * answers, not the dev server's SQLite), hostile clients, the agent loop, and streaming (through
+ * the stream store's PostgreSQL backend, in the cluster's database for it), and sessions served
+ * over MCP (an MCP client's writes are the same Updates).
  *
  * Left out, because the server is not what they test: `test/unit` and `test/replay` (no server,
  * or recorded histories replayed in the worker), `test/bad-input` (694 inputs refused by the
@@ -72,6 +72,9 @@ const CLUSTER_FILES = [
   'test/integration/hostile-clients.test.ts',
   'test/integration/agent-loop.test.ts',
   'test/integration/streaming.test.ts',
+  'test/integration/stream-store.test.ts',
+  // The one fault test on the shared server: a worker process killed mid-answer, its words through PostgreSQL.
+  'test/faults/stream-worker-kill.test.ts',
   'test/integration/mcp.test.ts',
 ];
 
@@ -134,6 +137,8 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_CLI_PATH: cli, TEST_OUTPUT_DIR: output };
 
   let server: { address: string; stop(): Promise<unknown> } | undefined;
+  // Each target streams through its own backend: a SQLite file beside the dev server's, the cluster's PostgreSQL.
+  env['AGENT_SESSIONS_STREAM_STORE'] = join(mkdtempSync(join(tmpdir(), 'agent-sessions-tests-streams-')), 'streams.sqlite');
   if (shared.length > 0 && target === 'dev') {
     const dev = await startDevServer({
       port: await findFreePort(),
@@ -154,6 +159,7 @@ async function main(): Promise<number> {
       output: createWriteStream(log),
     });
     server = cluster;
+    env['AGENT_SESSIONS_STREAM_STORE'] = cluster.streamStoreUrl;
     const { binaries, postgres, schemas, temporal, namespace } = cluster.timings;
     process.stderr.write(
       `Temporal cluster for the tests at ${cluster.address}: the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ` +
@@ -183,7 +189,7 @@ async function main(): Promise<number> {
   }
   const sharedEnded = Date.now();
   // The shared server is gone by now: these files address the clusters they start themselves.
-  const { TEMPORAL_ADDRESS: _stopped, ...ownEnv } = env;
+  const { TEMPORAL_ADDRESS: _stopped, AGENT_SESSIONS_STREAM_STORE: _itsStore, ...ownEnv } = env;
   if (own.length > 0) code = Math.max(code, await runFiles(own, 1, phoenix !== undefined ? inProject(ownEnv, TRACED_STAGES.clusterSuite.project) : ownEnv));
   if (phoenix !== undefined) {
     // The beds' workers and clients trace when shared files ran; the cluster's own workers, when test/cluster/ did.

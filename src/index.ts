@@ -73,10 +73,10 @@ export {
 export {
   applyModelStreamEvent,
   parseModelStreamEvent,
-  streamWorkflowId,
   type LiveAnswer,
   type ModelStreamEvent,
 } from './session/model-stream';
+export { openStreamStore, StreamStoreError, type StreamStore, type StreamStoreIdentity, type StreamStoreSettings } from './streams';
 export {
   bundleSessionWorkflows,
   createWorker,

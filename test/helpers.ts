@@ -17,6 +17,7 @@ import { todoWriteUpdate } from '../workflows/messages';
 import type { RejectionRule, TodoItem, TodoPolicy } from '../src/todo';
 import { createWorker, replaySessionHistory, type CreateWorkerOptions, type ReplayReport, type SessionWorker } from '../src/worker';
 import { loadSettings } from '../src/config';
+import { openStreamStore, type StreamStore } from '../src/streams';
 import { startTracing, type Tracing } from '../src/tracing';
 import { installRuntimeLogging } from '../src/worker/runtime-logging';
 
@@ -50,6 +51,32 @@ export async function temporalAddress(): Promise<string> {
     return server;
   })();
   return (await ownServer).address;
+}
+
+// Every program a test starts (a worker process, `chat`) writes and reads the store the test reads.
+if ((process.env.AGENT_SESSIONS_STREAM_STORE ?? '') === '') {
+  process.env.AGENT_SESSIONS_STREAM_STORE = join(mkdtempSync(join(tmpdir(), 'agent-sessions-test-streams-')), 'streams.sqlite');
+}
+
+let streamStore: StreamStore | undefined;
+
+/**
+ * The stream store of this test process, shared by its workers and HTTP services:
+ * `AGENT_SESSIONS_STREAM_STORE` (set by `npm test`'s runner: a SQLite file on the dev target, the
+ * cluster's PostgreSQL database on the cluster target), else a SQLite file of its own, which this
+ * module names in that variable when it loads, so the programs a test starts (`chat`, workers) use it too.
+ */
+export function testStreamStore(): StreamStore {
+  streamStore ??= openStreamStore({ location: process.env.AGENT_SESSIONS_STREAM_STORE!, poolSize: 20 });
+  return streamStore;
+}
+
+// A PostgreSQL store's pool and LISTEN connection would keep the test process from exiting.
+after(() => streamStore?.close());
+
+/** Whether the test process's stream store is PostgreSQL (the cluster target) rather than a SQLite file. */
+export function streamStoreIsPostgres(): boolean {
+  return /^postgres(ql)?:\/\//.test(process.env.AGENT_SESSIONS_STREAM_STORE ?? '');
 }
 
 let runTracing: Promise<Tracing | undefined> | undefined;
@@ -148,6 +175,8 @@ export interface TestWorkerOptions {
   workerOptions?: CreateWorkerOptions['workerOptions'];
   /** Traces (`startTracing(…).worker`). */
   tracing?: CreateWorkerOptions['tracing'];
+  /** Where the model's words go (default: {@link testStreamStore}). */
+  streamStore?: CreateWorkerOptions['streamStore'];
 }
 
 /**
@@ -182,6 +211,7 @@ export async function startWorker(policy: TodoPolicy, taskQueue: string, options
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.workerOptions !== undefined ? { workerOptions: options.workerOptions } : {}),
     ...(tracing !== undefined ? { tracing } : {}),
+    streamStore: options.streamStore ?? testStreamStore(),
   });
   const running = sessionWorker.run();
   // Until its version is current, no session task reaches it.
@@ -257,7 +287,7 @@ async function openTestBed(bed: PartialTestBed, policy: TodoPolicy, options: Tes
   bed.worker = await startWorker(policy, bed.taskQueue, { ...options.worker, ...(agent !== undefined ? { agent } : {}) });
   bed.client = await connectClient(bed.taskQueue, options.client);
   const tracing = await runnerTracing();
-  if (options.http !== undefined) bed.http = await startHttpServer({ port: 0, ...(tracing !== undefined ? { tracing } : {}), ...options.http, client: bed.client });
+  if (options.http !== undefined) bed.http = await startHttpServer({ port: 0, streamStore: testStreamStore(), ...(tracing !== undefined ? { tracing } : {}), ...options.http, client: bed.client });
 }
 
 /** Stops what has started, the last first. */

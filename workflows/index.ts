@@ -1,3 +1,2 @@
 export { agentSession, releaseCheck } from './session';
 export { forkPoint } from './fork-point';
-export { sessionStream } from './session-stream';

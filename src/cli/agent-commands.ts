@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { SessionClient } from '../client';
 import { readStream, streamEnd, type StreamTarget } from '../client/session-stream';
+import type { Settings } from '../config';
+import { assertSameStreamStore, openStreamStore, type StreamStore } from '../streams';
 import type { UserMessageResult } from '../../workflows/messages';
 import { followTurn } from './follow-turn';
 import { renderOutcome, renderTranscript, renderUsageTable } from './render-agent';
@@ -20,7 +22,7 @@ const LAST_WORDS_MS = 3000;
  * `transcript`, `interrupt`, `approve`, `deny` and `usage`. `withClient` is the CLI's way of
  * connecting, so these commands read their settings exactly as every other command does.
  */
-export function addAgentCommands(program: Command, withClient: WithClient): void {
+export function addAgentCommands(program: Command, withClient: WithClient, settings: () => Settings): void {
   program
     .command('chat')
     .description(
@@ -34,7 +36,7 @@ export function addAgentCommands(program: Command, withClient: WithClient): void
     .option('--stream', "print the model's words as they are written, and each tool call's name as soon as it is known (the default when stdout is a terminal)")
     .option('--no-stream', 'print only the final answer on stdout, once the turn has ended (the default when stdout is not a terminal)')
     .action(async (sessionId: string, text: string, options: { stream?: boolean }) =>
-      withClient(async (client) => chat(client, sessionId, text, options.stream ?? process.stdout.isTTY === true)),
+      withClient(async (client) => chat(client, sessionId, text, options.stream ?? process.stdout.isTTY === true ? settings() : undefined)),
     );
 
   program
@@ -95,8 +97,8 @@ export function addAgentCommands(program: Command, withClient: WithClient): void
  * exit code: 0 for a completed turn, 1 for one that ended otherwise or never ran,
  * {@link EXIT_STOPPED_FOLLOWING} after Ctrl-C.
  */
-async function chat(client: SessionClient, sessionId: string, text: string, streamed: boolean): Promise<void> {
-  const words = streamed ? await openWords(client, sessionId) : undefined;
+async function chat(client: SessionClient, sessionId: string, text: string, streamed: Settings | undefined): Promise<void> {
+  const words = streamed !== undefined ? await openWords(client, sessionId, streamed) : undefined;
   const printer = words !== undefined ? new StreamPrinter({ out: (chunk) => process.stdout.write(chunk), err: info }) : undefined;
   const say = printer !== undefined ? (line: string) => printer.line(line) : info;
   const stop = new AbortController();
@@ -164,15 +166,21 @@ interface ChatWords {
  * or `undefined` when the stream cannot be read: then the answer is printed at the end, as
  * without streaming, after a line saying why.
  */
-async function openWords(client: SessionClient, sessionId: string): Promise<ChatWords | undefined> {
-  const target: StreamTarget = { client: client.temporal, taskQueue: client.taskQueue, sessionId };
+async function openWords(client: SessionClient, sessionId: string, settings: Settings): Promise<ChatWords | undefined> {
+  let store: StreamStore | undefined;
   let end: number;
+  let target: StreamTarget;
   try {
+    store = openStreamStore(settings.streams);
+    target = { store, sessionId };
+    await assertSameStreamStore(client.temporal.connection.workflowService, client.temporal.options.namespace, settings.release.deployment, await store.identity());
     end = await streamEnd(target);
   } catch (error) {
+    void store?.close();
     info(`the model's words cannot be shown as they come (${error instanceof Error ? error.message : String(error)}); the answer follows when the turn ends`);
     return undefined;
   }
+  const opened = store;
   const stop = new AbortController();
   return {
     print(printer, from = 'from-sent') {
@@ -185,7 +193,10 @@ async function openWords(client: SessionClient, sessionId: string): Promise<Chat
         }
       })();
     },
-    stop: () => stop.abort(),
+    stop: () => {
+      stop.abort();
+      void opened.close();
+    },
   };
 }
 

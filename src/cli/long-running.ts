@@ -14,6 +14,7 @@ import { upModel, type UpModel } from './up-demo';
 import { describeRegistration, releaseTarget } from './release-command';
 import type { SessionWorker } from '../worker/create-worker';
 import { startTracing, type Tracing } from '../tracing';
+import { openStreamStore, type StreamStore } from '../streams';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilStopSignal(): Promise<NodeJS.Signals> {
@@ -67,9 +68,11 @@ async function tracingOf(settings: Settings, serviceName: string): Promise<Traci
 }
 
 /** Starts the HTTP service of the settings (host, port, token, CORS origins, extra Host names) against `temporal`. */
-async function startHttp(settings: Settings, temporal: TemporalConfig, tracing?: Tracing): Promise<HttpServer> {
+async function startHttp(settings: Settings, temporal: TemporalConfig, streamStore: StreamStore, tracing?: Tracing): Promise<HttpServer> {
   const { host, port, token, corsOrigins, allowedHosts } = settings.http;
   return startHttpServer({
+    streamStore,
+    deployment: settings.release.deployment,
     client: SessionClient.lazy({ ...clientOptions(settings, temporal), ...(tracing !== undefined ? { plugins: [tracing.clientPlugin] } : {}) }),
     port,
     host,
@@ -86,14 +89,19 @@ async function startHttp(settings: Settings, temporal: TemporalConfig, tracing?:
 export async function runServe(settings: Settings): Promise<void> {
   const temporal = temporalOptions(settings);
   const tracing = await tracingOf(settings, 'agent-sessions-http');
-  const server = await startHttp(settings, temporal, tracing);
-  process.stderr.write(
-    `HTTP API and dashboard at ${server.url} (Temporal ${temporal.address})` +
-      `${settings.http.token !== undefined ? '; bearer token required' : ''}${tracedNote(tracing)}. Ctrl-C stops it.\n`,
-  );
-  await untilStopSignal();
-  await server.close();
-  await tracing?.shutdown();
+  const streamStore = openStreamStore(settings.streams);
+  try {
+    const server = await startHttp(settings, temporal, streamStore, tracing);
+    process.stderr.write(
+      `HTTP API and dashboard at ${server.url} (Temporal ${temporal.address}; the model's words from the stream store ${(await streamStore.identity()).location})` +
+        `${settings.http.token !== undefined ? '; bearer token required' : ''}${tracedNote(tracing)}. Ctrl-C stops it.\n`,
+    );
+    await untilStopSignal();
+    await server.close();
+  } finally {
+    await streamStore.close();
+    await tracing?.shutdown();
+  }
 }
 
 /** `; traces to <endpoint>` when the process traces. */
@@ -117,13 +125,15 @@ async function installRuntime(settings: Settings, port: number | undefined = set
 export async function runWorker(settings: Settings): Promise<void> {
   const policy = requirePolicy(settings.policy);
   const metrics = await installRuntime(settings);
+  const streamStore = openStreamStore(settings.streams);
   try {
     const temporal = temporalOptions(settings);
     const tracing = await tracingOf(settings, 'agent-sessions-worker');
-    const sessionWorker = await createSessionWorker(settings, policy, temporal, settings.agent, metrics, tracing);
+    const sessionWorker = await createSessionWorker(settings, policy, temporal, settings.agent, metrics, tracing, streamStore);
     process.stderr.write(
       `worker polling task queue "${sessionWorker.taskQueue}" on ${temporal.address} (namespace ${sessionWorker.namespace}), ` +
-        `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}` +
+        `allowParallelInProgress=${policy.allowParallelInProgress}, build ${sessionWorker.version.buildId}, ` +
+        `the model's words to the stream store ${(await streamStore.identity()).location}` +
         `${metrics !== undefined ? `; metrics at ${metrics.url}` : ''}${tracedNote(tracing)}\n`,
     );
     const running = sessionWorker.run();
@@ -135,6 +145,7 @@ export async function runWorker(settings: Settings): Promise<void> {
     await running;
     await tracing?.shutdown();
   } finally {
+    await streamStore.close();
     await metrics?.close();
   }
 }
@@ -150,9 +161,12 @@ function createSessionWorker(
   agent: Partial<AgentSettings>,
   metrics: WorkerMetricsEndpoint | undefined,
   tracing: Tracing | undefined,
+  streamStore: StreamStore,
 ): Promise<SessionWorker> {
   return createWorker({
     ...policy,
+    streamStore,
+    streamRetentionMs: settings.streams.retentionMinutes * 60_000,
     temporal,
     cacheDir: settings.paths.cacheDir,
     agent,
@@ -213,6 +227,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
   let metrics: WorkerMetricsEndpoint | undefined;
   let phoenix: RunningPhoenix | undefined;
   let tracing: Tracing | undefined;
+  let streamStore: StreamStore | undefined;
   try {
     if (tracedTo !== undefined) {
       phoenix = await startPhoenix({ python: await findPhoenix({ cacheDir: settings.paths.cacheDir }), dir: join(settings.paths.dataDir, 'phoenix') });
@@ -224,11 +239,13 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
     // up's worker always serves its metrics: on --metrics-port when given, else on a free port.
     metrics = await installRuntime(settings, settings.metrics.port ?? 0);
     model = await upModel(settings.agent, policy);
-    const sessionWorker = await createSessionWorker(settings, policy, temporal, model.agent, metrics, tracing);
+    streamStore = openStreamStore(settings.streams);
+    const sessionWorker = await createSessionWorker(settings, policy, temporal, model.agent, metrics, tracing, streamStore);
     const running = sessionWorker.run();
     worker = { sessionWorker, running };
     const release = await promoteOwnBuild(settings, temporal, sessionWorker).catch((error: Error) => `the worker's build could not be made current: ${error.message}`);
-    http = await startHttp(settings, temporal, tracing);
+    // Worker and HTTP service in one process share the store: a reader is woken by the append itself.
+    http = await startHttp(settings, temporal, streamStore, tracing);
     // The CLI in another terminal traces too when told where: its `chat` is then the root of the turn.
     const otlp = phoenix !== undefined ? `OTEL_EXPORTER_OTLP_ENDPOINT=${phoenix.otlpHttpUrl} ` : '';
     const env = `${temporal.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${temporal.address} `}`;
@@ -239,6 +256,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
         ...(uiUrl !== undefined ? [`  Temporal Web UI: ${uiUrl}`] : []),
         ...(temporalCli !== undefined ? [`  Temporal CLI: ${temporalCli}  (try: ${temporalCli} workflow show -w demo${temporal.address === '127.0.0.1:7233' ? '' : ` --address ${temporal.address}`})`] : []),
         `  Worker: task queue "${sessionWorker.taskQueue}", allowParallelInProgress=${policy.allowParallelInProgress}`,
+        `  The model's words (streams): ${(await streamStore.identity()).location}`,
         `  Release: ${release} (see: npx agent-sessions release status)`,
         ...model.lines,
         `  Dashboard and HTTP API: ${http.url}  (OpenAPI: ${http.url}/openapi.json)`,
@@ -270,6 +288,7 @@ export async function runUp(settings: Settings, options: LocalServerOptions, tra
       await http.close();
       reportStopped(`the HTTP API and dashboard (${http.url})`);
     }
+    await streamStore?.close();
     await metrics?.close();
     if (model !== undefined) {
       await model.close();

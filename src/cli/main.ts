@@ -353,7 +353,7 @@ export function buildProgram(): Command {
   addReleaseCommand(program);
   addMcpCommand(program);
   addModelServerCommand(program);
-  addAgentCommands(program, withClient);
+  addAgentCommands(program, withClient, () => commandSettings());
   addToolsCommand(program, withClient);
   return program;
 }

@@ -8,7 +8,6 @@ export { childrenQuery, listChildren, listQuery, listSessions, type ListOptions,
 export { TREE_PAGE_LIMIT, type SessionTree, type TreeOptions } from './session-tree';
 export {
   DEFAULT_STREAM_BATCH_MS,
-  openStream,
   readStream,
   streamEnd,
   streamPublisher,

@@ -1,140 +1,56 @@
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
-import { WorkflowStreamClient, type PublishInput } from '@temporalio/workflow-streams/client';
-import { MAX_EVENT_TEXT, MODEL_STREAM_TOPIC, parseModelStreamEvent, streamWorkflowId, type ModelStreamEvent } from '../session/model-stream';
-import { SESSION_STREAM_WORKFLOW_TYPE, streamRangeQuery, type SessionStreamInput, type SessionStreamResult, type StreamRange } from '../../workflows/stream-messages';
-import { withBusyRetry } from './transient-errors';
+import { MAX_EVENT_TEXT, parseModelStreamEvent, type ModelStreamEvent } from '../session/model-stream';
+import type { StreamRange, StreamStore } from '../streams';
 
-/** The Workflow Streams publish signal: a batch of entries, deduplicated by publisher and sequence. */
-const PUBLISH_SIGNAL = '__temporal_workflow_stream_publish';
-/** The Workflow Streams offset query: where the next entry will be. */
-const OFFSET_QUERY = '__temporal_workflow_stream_offset';
-
-/** Which session's stream, reached through which client and on which task queue (the session's, where its workers poll). */
+/** Which session's stream, in which stream store. */
 export interface StreamTarget {
-  client: Client;
-  taskQueue: string;
+  store: StreamStore;
   sessionId: string;
-  /** How long a stream this target starts stays open without a new entry (default: the workflow's 10 minutes). */
-  idleMs?: number;
 }
 
-/**
- * Makes sure session `target.sessionId`'s stream runs, and sends `publish` to it (nothing, by
- * default): a stream that runs gets the signal; when none runs, one is started with it
- * (signal-with-start, so two callers starting at once make one), beginning at the offset where the
- * session's previous stream ended, so that offsets never go back and a reader's position stays
- * meaningful across the stream's lives.
- */
-export async function openStream(target: StreamTarget, publish: PublishInput = { items: [], publisher_id: '', sequence: 0 }): Promise<void> {
-  const workflowId = streamWorkflowId(target.sessionId);
-  try {
-    await target.client.workflow.getHandle(workflowId).signal(PUBLISH_SIGNAL, publish);
-    return;
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
-  const input: SessionStreamInput = {
-    sessionId: target.sessionId,
-    firstOffset: await endOfClosedStream(target.client, workflowId),
-    ...(target.idleMs !== undefined ? { idleMs: target.idleMs } : {}),
-  };
-  await target.client.workflow.signalWithStart(SESSION_STREAM_WORKFLOW_TYPE, {
-    workflowId,
-    taskQueue: target.taskQueue,
-    args: [input],
-    signal: PUBLISH_SIGNAL,
-    signalArgs: [publish],
-  });
+/** Which offsets session `target.sessionId`'s stream holds now: from `first` (older entries were swept) up to `next`, the offset its next entry will have. */
+export function streamRange(target: StreamTarget): Promise<StreamRange> {
+  return target.store.range(target.sessionId);
 }
 
-/** Where a stream that no longer runs ended: its result, else what its offset query answers, else 0 (none ever ran, or it is past retention). */
-async function endOfClosedStream(client: Client, workflowId: string): Promise<number> {
-  let runId: string;
-  let status: string;
-  try {
-    const described = await client.workflow.getHandle(workflowId).describe();
-    runId = described.runId;
-    status = described.status.name;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 0;
-    throw error;
-  }
-  const run = client.workflow.getHandle(workflowId, runId, { followRuns: false });
-  try {
-    if (status === 'COMPLETED') return wholeOffset((await run.result()) as SessionStreamResult | undefined);
-    // Terminated or timed out: its log still says where it stood (a worker replays it to answer).
-    return wholeOffset({ nextOffset: await client.connection.withDeadline(Date.now() + 5000, () => run.query<number>(OFFSET_QUERY)) });
-  } catch {
-    return 0;
-  }
-}
-
-function wholeOffset(result: SessionStreamResult | undefined): number {
-  const offset = result?.nextOffset;
-  return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0 ? offset : 0;
-}
-
-/**
- * Which offsets session `target.sessionId`'s stream holds now: from `first` (older entries are
- * gone) up to `next`, the offset its next entry will have (starting the stream when none runs, so
- * the answer holds for the words to come).
- */
-export async function streamRange(target: StreamTarget): Promise<StreamRange> {
-  await openStream(target);
-  return withBusyRetry(() => target.client.workflow.getHandle(streamWorkflowId(target.sessionId)).query(streamRangeQuery));
-}
-
-/** Where session `target.sessionId`'s stream stands: the offset its next entry will have (see {@link streamRange}). */
+/** Where session `target.sessionId`'s stream stands: the offset its next entry will have. */
 export async function streamEnd(target: StreamTarget): Promise<number> {
   return (await streamRange(target)).next;
 }
 
 /**
- * How long a publisher gathers words before it sends them: five times a second reads as fluent
- * text, and each batch costs a signal, a workflow task and every reader's poll.
+ * How long a publisher gathers words before it writes them: five times a second reads as fluent
+ * text, and each batch is one insert into the store.
  */
 export const DEFAULT_STREAM_BATCH_MS = 200;
 
 /** Options of {@link streamPublisher}. */
 export interface StreamPublisherOptions {
-  /** How long words are gathered before they are sent (default {@link DEFAULT_STREAM_BATCH_MS}); the first of each call goes at once. */
+  /** How long words are gathered before they are written (default {@link DEFAULT_STREAM_BATCH_MS}); the first of each call go at once. */
   batchMs?: number;
   /** How long a batch is retried before it is given up (default 30 s): words are never worth stalling a model call for. */
   maxRetryMs?: number;
 }
 
-/** What a model call activity publishes through: events in, batched signals out. */
+/** What a model call activity publishes through: events in, batched appends out. */
 export interface StreamPublisher {
-  /** Queues `event`; `now` sends what is queued without waiting for the batch interval. */
+  /** Queues `event`; `now` writes what is queued without waiting for the batch interval. */
   publish(event: ModelStreamEvent, now?: boolean): void;
-  /** Sends what is queued and stops; resolves once the stream has it, or fails with why it could not. */
+  /** Writes what is queued and stops; resolves once the store has it, or fails with why it could not. */
   close(): Promise<void>;
 }
 
 /**
- * A publisher to session `target.sessionId`'s stream: Workflow Streams' own client (batched
- * signals, deduplicated by publisher and sequence), whose signals start the stream when it does
- * not run (see {@link openStream}).
+ * A publisher to session `target.sessionId`'s stream: one append (one multi-row insert) per
+ * batch, with the call's attempt, so the store drops what an attempt writes after a newer attempt
+ * of the same call began.
  *
- * Text (and a tool call's arguments) that comes within one batch interval is sent as one event:
- * a model writes a token at a time, and an entry per token would cost the stream, the worker and
- * every reader tens of times what an entry per tenth of a second does, for words no reader can
- * see faster.
+ * Text (and a tool call's arguments) that comes within one batch interval is written as one
+ * event: a model writes a token at a time, and an entry per token would cost the store and every
+ * reader tens of times what an entry per tenth of a second does, for words no reader can see faster.
  */
 export function streamPublisher(target: StreamTarget, options: StreamPublisherOptions = {}): StreamPublisher {
   const batchMs = options.batchMs ?? DEFAULT_STREAM_BATCH_MS;
   const maxRetryMs = options.maxRetryMs ?? 30_000;
-  const real = target.client.workflow.getHandle(streamWorkflowId(target.sessionId));
-  const handle: WorkflowHandle = {
-    ...real,
-    signal: (async (_name: unknown, input: PublishInput) => openStream(target, input)) as WorkflowHandle['signal'],
-  };
-  // Batches are handed to the library one at a time and flushed: the library itself would send
-  // everything queued behind a slow signal as one signal, past gRPC's 4 MB message once the
-  // words come faster than signals go.
-  const publisher = new WorkflowStreamClient(handle, { batchInterval: 1000, maxRetryDuration: maxRetryMs });
-  const topic = publisher.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC);
   const ready: ModelStreamEvent[] = [];
   let held: ModelStreamEvent | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -144,11 +60,15 @@ export function streamPublisher(target: StreamTarget, options: StreamPublisherOp
     (sending ??= (async () => {
       try {
         while (ready.length > 0 && failure === undefined) {
-          let bytes = 0;
+          // One call and attempt per append: the store keys what it drops on them.
+          const head = ready[0]!;
           let count = 0;
-          while (count < ready.length && (count === 0 || bytes + entryBytes(ready[count]!) <= MAX_BATCH_BYTES)) bytes += entryBytes(ready[count++]!);
-          for (const event of ready.splice(0, count)) topic.publish(event);
-          await flushPatiently(publisher, maxRetryMs).catch((error: unknown) => (failure = error));
+          let bytes = 0;
+          while (count < ready.length && ready[count]!.call === head.call && ready[count]!.attempt === head.attempt && (count === 0 || bytes + entryBytes(ready[count]!) <= MAX_BATCH_BYTES)) {
+            bytes += entryBytes(ready[count++]!);
+          }
+          const events = ready.splice(0, count);
+          await appendPatiently(target, { call: head.call, attempt: head.attempt, events }, maxRetryMs).catch((error: unknown) => (failure = error));
         }
       } finally {
         sending = undefined;
@@ -175,27 +95,27 @@ export function streamPublisher(target: StreamTarget, options: StreamPublisherOp
     async close() {
       handOver();
       while (sending !== undefined) await sending;
-      await publisher[Symbol.asyncDispose]();
       if (failure !== undefined) throw failure;
     },
   };
 }
 
-/** The most a batch of entries may weigh (their JSON, base64 in the signal): far below gRPC's 4 MB and Temporal's 2 MB payload. */
+/** The most one batch may weigh (its JSON): one insert, far below what either database takes in one statement. */
 const MAX_BATCH_BYTES = 512 * 1024;
 
 function entryBytes(event: ModelStreamEvent): number {
-  return Math.ceil((Buffer.byteLength(JSON.stringify(event)) * 4) / 3) + 64;
+  return Buffer.byteLength(JSON.stringify(event)) + 64;
 }
 
-/** Flushes, retrying a failed signal (same batch, same sequence: applied once) until the library gives it up. */
-async function flushPatiently(publisher: WorkflowStreamClient, maxRetryMs: number): Promise<void> {
-  const deadline = Date.now() + maxRetryMs + 1000;
+/** Appends, retrying a failed write (the store unreachable for a moment) until `maxRetryMs` has passed. */
+async function appendPatiently(target: StreamTarget, batch: { call: string; attempt: number; events: ModelStreamEvent[] }, maxRetryMs: number): Promise<void> {
+  const deadline = Date.now() + maxRetryMs;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
     try {
-      return await publisher.flush();
+      await target.store.append(target.sessionId, batch);
+      return;
     } catch (error) {
-      if (Date.now() > deadline || (error instanceof Error && error.name === 'FlushTimeoutError')) throw error;
+      if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
@@ -212,66 +132,66 @@ function joins(held: ModelStreamEvent, next: ModelStreamEvent): held is Extract<
 /** One entry of a session's stream as a reader gets it. */
 export type StreamEntry =
   | { kind: 'event'; offset: number; event: ModelStreamEvent }
-  /** An entry that is not a model stream event (written by some other client): passed over, but its offset counts. */
+  /** An entry that is not a model stream event (a row no reader can use): passed over, but its offset counts. */
   | { kind: 'malformed'; offset: number }
-  /** Entries from `from` up to `to` (excluded) are no longer kept (the stream was truncated, or closed and started again). */
+  /** Entries from `from` up to `to` (excluded) are no longer kept (the retention sweep dropped them). */
   | { kind: 'gap'; from: number; to: number };
 
 /** Options of {@link readStream}. */
 export interface ReadStreamOptions {
-  /** Stops the reading: the generator returns at once, and the poll in flight is cancelled. */
+  /** Stops the reading: the generator returns at once, and the wait in progress ends. */
   signal?: AbortSignal;
-  /** The pause between two polls that found entries (default 10 ms): the publisher batches already, and a reader waits for words it could have. */
-  pollCooldownMs?: number;
-  /**
-   * Asked after each entry and whenever the stream closed: true ends the reading there, with no
-   * poll left in flight (a reader that must not leave one, unlike `signal`, which ends at once).
-   */
+  /** Asked after each entry and after each wait: true ends the reading there. */
   until?: () => boolean;
 }
 
 /**
  * Reads session `target.sessionId`'s stream from offset `from` on, until `options.signal`
- * aborts: every entry once, in offset order, following the stream through continue-as-new and
- * through its closing and starting again (a reader starts it when none runs, so it can wait for
- * the next words). Entries the stream no longer holds come out as one `gap`.
+ * aborts: every entry once, in offset order, waiting for more when it has read all there is.
+ * Entries the store no longer holds come out as one `gap`; an entry that is not a model event
+ * as `malformed` (a reader passes it over and goes on).
  */
 export async function* readStream(target: StreamTarget, from: number, options: ReadStreamOptions = {}): AsyncGenerator<StreamEntry, void, undefined> {
   const { signal } = options;
-  const stopped = new Promise<'stopped'>((resolve) => {
-    if (signal?.aborted === true) resolve('stopped');
-    signal?.addEventListener('abort', () => resolve('stopped'), { once: true });
-  });
   let next = from;
   while (signal?.aborted !== true && options.until?.() !== true) {
-    await openStream(target);
-    const reader = WorkflowStreamClient.create(target.client, streamWorkflowId(target.sessionId));
-    const items = reader.subscribe([MODEL_STREAM_TOPIC], next, { pollCooldown: options.pollCooldownMs ?? 10 });
-    for (;;) {
-      // The poll runs under the signal, so stopping cancels it rather than leaving it to wait out its long poll.
-      const polled = signal !== undefined ? target.client.withAbortSignal(signal, () => items.next()) : items.next();
-      const step = await Promise.race([polled, stopped]);
-      if (step === 'stopped') {
-        void polled.catch(() => undefined);
-        return;
+    const entries = await target.store.read(target.sessionId, next);
+    if (entries.length === 0) {
+      // Nothing at `next`: either nothing is written yet, or what was there was swept.
+      const range = await target.store.range(target.sessionId);
+      if (range.next > next) {
+        const to = Math.min(range.first, range.next);
+        if (to > next) {
+          yield { kind: 'gap', from: next, to };
+          next = to;
+        }
+        continue;
       }
-      if (step.done === true) break;
-      const item = step.value;
-      if (item.offset < next) continue;
-      if (item.offset > next) yield { kind: 'gap', from: next, to: item.offset };
-      next = item.offset + 1;
-      let event: ModelStreamEvent | undefined;
-      try {
-        event = parseModelStreamEvent(defaultPayloadConverter.fromPayload(item.data));
-      } catch {
-        event = undefined;
-      }
-      yield event !== undefined ? { kind: 'event', offset: item.offset, event } : { kind: 'malformed', offset: item.offset };
-      if (options.until?.() === true) {
-        void items.return(undefined).catch(() => undefined);
-        return;
-      }
+      await target.store.waitFor(target.sessionId, next, signal !== undefined ? { signal } : {});
+      continue;
     }
-    // The stream closed after a quiet while: start it again (where it ended) and wait on.
+    for (const stored of entries) {
+      if (isAborted(signal)) return;
+      if (stored.offset < next) continue;
+      if (stored.offset > next) yield { kind: 'gap', from: next, to: stored.offset };
+      next = stored.offset + 1;
+      yield entryOf(stored.offset, stored.body);
+      if (options.until?.() === true) return;
+    }
   }
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** A stored body as a reader's entry: a model event, or `malformed` whatever is wrong with it. */
+function entryOf(offset: number, body: string): StreamEntry {
+  let event: ModelStreamEvent | undefined;
+  try {
+    event = parseModelStreamEvent(JSON.parse(body));
+  } catch {
+    event = undefined;
+  }
+  return event !== undefined ? { kind: 'event', offset, event } : { kind: 'malformed', offset };
 }

@@ -34,9 +34,9 @@ export interface AgentSettings {
   toolsModule?: string;
   /** `AGENT_SESSIONS_WORKSPACE`: the folder file tools work in (absolute); absent means no file tools. */
   workspace?: string;
-  /** `AGENT_SESSIONS_STREAM`: ask the model for streamed answers and publish their words to the session's stream. */
+  /** `AGENT_SESSIONS_STREAM`: ask the model for streamed answers and append their words to the stream store. */
   stream: boolean;
-  /** `AGENT_SESSIONS_STREAM_BATCH_MS`: how long streamed words are gathered into one signal to the stream. */
+  /** `AGENT_SESSIONS_STREAM_BATCH_MS`: how long streamed words are gathered into one append to the stream store. */
   streamBatchMs: number;
 }
 

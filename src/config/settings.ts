@@ -2,11 +2,13 @@ import { CONTINUE_AS_NEW_AFTER_RANGE } from '../session';
 import type { TodoPolicy } from '../todo';
 import { agentSettingsFromEnv, type AgentSettings } from './agent-settings';
 import { HIDDEN, hideSecrets } from './hidden-secrets';
+import { withoutPassword } from '../streams/postgres-stream-store';
 import { httpSettingsFromEnv, type HttpSettings } from './http-settings';
 import { metricsSettingsFromEnv, type MetricsSettings } from './metrics-settings';
 import { pathSettingsFromEnv, type PathSettings } from './paths';
 import { policySetting } from './policy-setting';
 import { releaseSettingsFromEnv, type ReleaseSettings } from './release-settings';
+import { streamStoreSettingsFromEnv, type StreamStoreConfig } from './stream-store-settings';
 import { integerSetting, nonEmpty } from './setting-values';
 import { temporalConfigFromEnv, type TemporalConfig } from './temporal-config';
 import { traceUrlSetting, tracingSettingsFromEnv, type TracingSettings } from './tracing-settings';
@@ -36,6 +38,8 @@ export interface Settings {
   metrics: MetricsSettings;
   paths: PathSettings;
   agent: AgentSettings;
+  /** Where the model's streamed words are kept: the worker writes there, the HTTP service and `chat` read there. */
+  streams: StreamStoreConfig;
   /** The worker's deployment version, and the deployment `release` changes. */
   release: ReleaseSettings;
   /** The standard `OTEL_*` variables of the trace exporter; absent when no OTLP endpoint is set (nothing is traced or loaded). */
@@ -97,6 +101,7 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
     flags.tracesEndpoint !== undefined ? { endpoint: `${flags.tracesEndpoint.replace(/\/+$/, '')}/v1/traces`, protocol: 'http/protobuf' } : undefined,
   );
   const traceUrl = traceUrlSetting(env.AGENT_SESSIONS_TRACE_URL);
+  const paths = pathSettingsFromEnv(env, cwd);
   return {
     temporal: hideSecrets(temporal, showTemporal),
     ...(policy !== undefined ? { policy } : {}),
@@ -106,7 +111,8 @@ export function loadSettings(env: NodeJS.ProcessEnv, flags: Partial<SettingsFlag
       ...(flags.metricsPort !== undefined ? { port: flags.metricsPort } : {}),
       ...(flags.metricsHost !== undefined ? { host: flags.metricsHost } : {}),
     }),
-    paths: pathSettingsFromEnv(env, cwd),
+    paths,
+    streams: hideSecrets(streamStoreSettingsFromEnv(env, paths.dataDir, cwd), ({ location, ...rest }) => ({ ...rest, location: withoutPassword(location) })),
     agent: agentSettingsFromEnv(flags.tools !== undefined ? { ...env, AGENT_SESSIONS_TOOLS: flags.tools } : env, cwd),
     release: releaseSettingsFromEnv(env, temporal.taskQueue, {
       ...(flags.deployment !== undefined ? { deployment: flags.deployment } : {}),

@@ -10,6 +10,7 @@ import { startPostgres, type RunningPostgres } from './postgres-cluster';
 import { registerNamespace } from './temporal-namespace';
 import { findTemporalServerBinaries } from './temporal-server-binaries';
 import { packageRoot, temporalServerArgs, temporalServerEnv } from './temporal-server-config';
+import { ensureStreamDatabase } from './stream-database';
 import { ensureTemporalSchemas, type SchemaChange } from './temporal-sql-schema';
 
 /** Options for {@link startProductionCluster}; only the policy is required. */
@@ -74,6 +75,8 @@ export interface ProductionCluster {
   readonly created: boolean;
   /** What the schema step did to each database. */
   readonly schemas: readonly SchemaChange[];
+  /** The stream store's database (its own, with its own user), as workers and the HTTP service are given it (`AGENT_SESSIONS_STREAM_STORE`). */
+  readonly streamStoreUrl: string;
   readonly postgres: RunningPostgres;
   readonly temporal: ManagedProcess;
   readonly workers: readonly ManagedProcess[];
@@ -200,6 +203,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
     );
 
     const schemas = await step('schemas', () => ensureTemporalSchemas(server.sqlTool, postgres), false);
+    const streamStoreUrl = await ensureStreamDatabase(postgres);
     for (const change of schemas) {
       progress(
         change.from === change.to
@@ -234,7 +238,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       await untilServing(temporal, address, namespace, 60_000);
     });
 
-    const childEnv = clientEnv(env, address, namespace);
+    const childEnv = { ...clientEnv(env, address, namespace), AGENT_SESSIONS_STREAM_STORE: streamStoreUrl };
     const bin = join(packageRoot(), 'bin', 'agent-sessions.js');
     const policy = String(options.policy.allowParallelInProgress);
     const node = (name: string, args: string[]): ManagedProcess =>
@@ -285,6 +289,7 @@ export async function startProductionCluster(options: ProductionClusterOptions):
       ports,
       created: postgres.created,
       schemas,
+      streamStoreUrl,
       postgres,
       temporal,
       workers,

@@ -23,6 +23,7 @@ import { systemRoutes } from './routes/system';
 import { apiSchemas } from './schemas';
 import { SessionReader } from './session-reader';
 import { StreamHub } from './stream-hub';
+import { assertSameStreamStore, StreamStoreError, type StreamStore } from '../streams';
 import { temporalCalls } from './temporal-calls';
 import { refuseInvalid } from './validation';
 import { traceChanges } from './request-tracing';
@@ -67,6 +68,13 @@ export interface HttpAppOptions {
    * dashboard links each turn that has a trace there (`GET /dashboard-config`).
    */
   traceUrl?: string;
+  /**
+   * The stream store `GET /sessions/{id}/stream` reads (the one the workers write to: see
+   * docs/streaming.md); without it that route answers `problem` events saying so. The caller closes it.
+   */
+  streamStore?: StreamStore;
+  /** The Worker Deployment whose workers' stream store is checked against {@link streamStore} (default: the client's task queue, as workers default it). */
+  deployment?: string;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -81,11 +89,12 @@ const CONTENT_TYPES: Record<string, string> = {
  * very route declarations that validate the requests (`routes/`). Errors are JSON
  * `{ "error": …, "code": … }`, mapped in one place (`http-errors.ts`).
  */
-export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hub: StreamHub; hosts: AllowedHosts; mcp: { close: () => Promise<void> } } {
+export function createHttpApp(options: HttpAppOptions): { app: OpenAPIHono; reader: SessionReader; hub: StreamHub | undefined; hosts: AllowedHosts; mcp: { close: () => Promise<void> } } {
   const { client } = options;
   const timeout = options.temporalTimeoutMs ?? 10_000;
   const reader = new SessionReader(client, options.pollMs, timeout);
-  const hub = new StreamHub(client);
+  const store = options.streamStore;
+  const hub = store !== undefined ? new StreamHub(store, sameStoreCheck(client, store, options.deployment ?? client.taskQueue)) : undefined;
   const calls = temporalCalls(client, timeout);
   const schemas = apiSchemas();
   const STATIC_FILES = staticFiles();
@@ -166,4 +175,30 @@ function staticFiles(): Record<string, string> {
     if (/^[\w-]+(\/[\w-]+)*\.(html|js|css)$/.test(file)) files[`/${file}`] = file;
   }
   return files;
+}
+
+/** How long a check that the workers write to this service's stream store holds before it is made again. */
+const STORE_CHECK_MS = 30_000;
+
+/**
+ * The check a feed makes before it reads a session's stream: that the current version of
+ * `deployment` writes to `store` (its workers record their store on the version). A mismatch is
+ * the reader's `problem`, naming both stores; Temporal out of reach is no verdict (the words may
+ * still come), so it passes.
+ */
+export function sameStoreCheck(client: SessionClient, store: StreamStore, deployment: string): () => Promise<void> {
+  let checked: { at: number; result: Promise<void> } | undefined;
+  return () => {
+    if (checked === undefined || Date.now() - checked.at > STORE_CHECK_MS) {
+      const result = (async () => {
+        try {
+          await assertSameStreamStore(client.temporal.connection.workflowService, client.temporal.options.namespace, deployment, await store.identity());
+        } catch (error) {
+          if (error instanceof StreamStoreError) throw error;
+        }
+      })();
+      checked = { at: Date.now(), result };
+    }
+    return checked.result;
+  };
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { packageVersion } from '../config/package-version';
-import { createHttpApp, type HttpAppOptions } from './app';
+import { createHttpApp, sameStoreCheck, type HttpAppOptions } from './app';
 
 /** A running HTTP service. */
 export interface HttpServer {
@@ -17,8 +17,12 @@ export interface HttpServer {
  * `Host` names the address it listens on or one of `allowedHosts` (421 otherwise).
  *
  * @throws InvalidSettingError for a malformed `allowedHosts` entry or token.
+ * @throws StreamStoreError when the stream store cannot be opened, or the workers write their
+ *   words to another store than `streamStore` (`stream-store-mismatch`, naming both).
  */
 export async function startHttpServer(options: HttpAppOptions & { port?: number; host?: string }): Promise<HttpServer> {
+  // Told at start, not by readers waiting for words that go elsewhere.
+  if (options.streamStore !== undefined) await sameStoreCheck(options.client, options.streamStore, options.deployment ?? options.client.taskQueue)();
   const { app, reader, hub, hosts, mcp } = createHttpApp({ version: packageVersion(), ...options });
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
@@ -31,7 +35,7 @@ export async function startHttpServer(options: HttpAppOptions & { port?: number;
         close: () =>
           new Promise<void>((done) => {
             reader.close();
-            hub.close();
+            hub?.close();
             void mcp.close();
             if ('closeAllConnections' in server) (server as { closeAllConnections(): void }).closeAllConnections();
             server.close(() => done());

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SessionClient } from '../client';
 import { readStream, streamRange, type StreamEntry, type StreamTarget } from '../client/session-stream';
+import type { StreamStore } from '../streams';
 
 /** Where a reader begins: an offset, or `current` (the model call in progress, from its first word; else the next words). */
 export type StreamStart = number | 'current';
@@ -23,33 +23,29 @@ const RETRY_MAX_MS = 15_000;
 
 /**
  * Reads sessions' streams for many HTTP readers at once: one reader of each session's stream per
- * process, whatever the number of browsers on it (Temporal admits 10 updates in flight per
- * workflow, and every reader's long poll is one), fanned out to each reader from its own offset.
+ * process, whatever the number of browsers on it (so hundreds of readers of a session cost the
+ * store one wait and one read per batch), fanned out to each reader from its own offset.
  * A feed keeps the newest {@link KEPT_ENTRIES} entries, so a reader that reconnects with the last
  * id it got resumes without a gap or a repeat.
  *
- * A feed nobody reads any more stops after its next entry (or when the stream closes), so it never
- * leaves a poll behind in the stream; a reader who comes back before then finds it still running.
+ * A feed nobody reads any more stops after its next entry or its next wait; a reader who comes
+ * back before then finds it still running.
  */
 export class StreamHub {
   private readonly feeds = new Map<string, Feed>();
 
   constructor(
-    private readonly client: SessionClient,
-    private readonly options: { idleMs?: number } = {},
+    private readonly store: StreamStore,
+    /** Checked before a feed reads (the HTTP service's check that the workers write to this store); its failure is each reader's `problem`. */
+    private readonly check: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /** Starts sending `listener` session `sessionId`'s entries from `start`; returns the function that stops it. */
   subscribe(sessionId: string, start: StreamStart, listener: StreamListener): () => void {
     let feed = this.feeds.get(sessionId);
     if (feed === undefined || feed.finished) {
-      const target: StreamTarget = {
-        client: this.client.temporal,
-        taskQueue: this.client.taskQueue,
-        sessionId,
-        ...(this.options.idleMs !== undefined ? { idleMs: this.options.idleMs } : {}),
-      };
-      const created = new Feed(target, () => {
+      const target: StreamTarget = { store: this.store, sessionId };
+      const created = new Feed(target, this.check, () => {
         if (this.feeds.get(sessionId) === created) this.feeds.delete(sessionId);
       });
       feed = created;
@@ -80,6 +76,8 @@ class Feed {
   /** The stream's end when the feed began: entries before it are the ones it already held. */
   private end: number | undefined;
   private caughtUp = false;
+  /** Where the feed's first read begins. */
+  private readFrom = 0;
   /** Where the model call in progress began (its start or reset), if it has not ended. */
   private callFrom: number | undefined;
   /** Aborted when the service stops: the poll in flight is cancelled, so nothing keeps the process alive. */
@@ -88,6 +86,7 @@ class Feed {
 
   constructor(
     private readonly target: StreamTarget,
+    private readonly check: () => Promise<void>,
     private readonly onFinished: () => void,
   ) {
     void this.run();
@@ -162,21 +161,24 @@ class Feed {
     }
   }
 
-  /** Whether nobody reads this feed any more (it then stops at its next entry, or when the stream closes). */
+  /** Whether nobody reads this feed any more (it then stops at its next entry or wait). */
   private unread(): boolean {
     return this.closing.signal.aborted || this.readers.size === 0;
   }
 
   private async read(): Promise<void> {
     if (this.end === undefined) {
+      await this.check();
       const range = await streamRange(this.target);
       this.end = range.next;
       this.next = range.next;
+      // What a feed keeps at most, back from the end: enough to find the call in progress.
+      this.readFrom = Math.max(range.first, range.next - KEPT_ENTRIES);
       // A stream that holds nothing sends nothing until its next words: there is nothing to catch up on.
       if (range.first >= range.next) this.catchUp();
       for (const reader of this.readers) this.place(reader);
     }
-    const from = this.kept.length > 0 ? this.next : 0;
+    const from = this.kept.length > 0 ? this.next : this.readFrom;
     for await (const entry of readStream(this.target, from, { until: () => this.unread(), signal: this.closing.signal })) {
       // Entries the stream no longer holds show as a jump in offsets, which each reader is told of.
       if (entry.kind === 'gap') continue;

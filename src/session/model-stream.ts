@@ -1,32 +1,13 @@
 /**
  * The words of a model call as they arrive, outside the session's history: the events the model
- * call activity publishes to the session's companion stream, how a reader checks them, and how a
- * reader puts them together into the answer being written. Pure: no Temporal, no Node built-ins.
+ * call activity appends to the session's stream in the stream store (`src/streams`), how a reader
+ * checks them, and how a reader puts them together into the answer being written. Pure: no
+ * Temporal, no Node built-ins.
  *
  * The durable answer is the activity's result, in the session's history; these events only show
  * it growing. A reader that misses some (it connected late, the stream was cut) loses nothing
  * that matters: the session's conversation has the whole answer once the model call returns.
  */
-import { SESSION_ID_SEPARATOR } from './session-input';
-
-/** The name of the stream's one topic: every event of a session's model calls. */
-export const MODEL_STREAM_TOPIC = 'model';
-
-/**
- * The name after a session's id that makes its stream's workflow id: `<session id>/~stream`.
- * `~` is in no subagent's name (1-64 letters, digits, `.`, `_`, `-`) and a top-level id has no
- * `/`, so no session can ever hold a stream's workflow id.
- */
-export const STREAM_ID_SUFFIX = `${SESSION_ID_SEPARATOR}~stream`;
-
-/**
- * The workflow id of session `sessionId`'s stream.
- *
- * @example streamWorkflowId('build-42/tests') // 'build-42/tests/~stream'
- */
-export function streamWorkflowId(sessionId: string): string {
-  return `${sessionId}${STREAM_ID_SUFFIX}`;
-}
 
 /** How a model call ended, as its last event says: `failed` and `cancelled` leave no answer. */
 export type ModelCallOutcome = 'completed' | 'failed' | 'cancelled';
@@ -62,9 +43,9 @@ export const MAX_STREAMED_TOOL_CALLS = 128;
 const OUTCOMES: readonly string[] = ['completed', 'failed', 'cancelled'];
 
 /**
- * `value` as a {@link ModelStreamEvent}, or `undefined` when it is not one. Anyone who can signal
- * the stream's workflow can put anything in it, so a reader checks every event and passes over
- * one that is malformed (and says so, if it wants) rather than trusting it.
+ * `value` as a {@link ModelStreamEvent}, or `undefined` when it is not one. A stored row can
+ * hold anything (a bug, another writer, a hand edit), so a reader checks every event and passes
+ * over one that is malformed (and says so, if it wants) rather than trusting it.
  */
 export function parseModelStreamEvent(value: unknown): ModelStreamEvent | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;

@@ -12,6 +12,7 @@ import { givenTools, loadToolModule } from './tool-module';
 import type { UserTool } from '../../activities/user-tools';
 import type { DeploymentVersion } from '../release/deployment-api';
 import type { WorkerTracing } from '../tracing';
+import { advertiseStreamStore, type StreamStore } from '../streams';
 
 /** Options of {@link createWorker}. The policy is required and has no default. */
 export interface CreateWorkerOptions extends TodoPolicy {
@@ -64,6 +65,15 @@ export interface CreateWorkerOptions extends TodoPolicy {
    * that a built-in tool has stops the worker at start.
    */
   tools?: readonly UserTool[] | string;
+  /**
+   * Where the model's words go while a call runs (`openStreamStore`, docs/streaming.md): the
+   * worker appends, sweeps what is older than {@link streamRetentionMs}, and records the store's
+   * identity on its deployment version so an HTTP service reading another store is told at start.
+   * Absent, words are not published (the answers are the same). The caller closes it.
+   */
+  streamStore?: StreamStore;
+  /** How long the stream store keeps words (default 60 minutes). */
+  streamRetentionMs?: number;
   /** Anything else Temporal's `Worker.create` takes (identity, concurrency limits, …). */
   workerOptions?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'plugins'>;
 }
@@ -122,6 +132,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   const toolsGiven = options.tools ?? options.agent?.toolsModule;
   const userTools = toolsGiven === undefined ? undefined : typeof toolsGiven === 'string' ? await loadToolModule(toolsGiven) : givenTools(toolsGiven);
   const metrics = options.metrics ?? new Registry();
+  // The store is checked before anything starts: a worker that cannot write its words says so now.
+  const streamIdentity = await options.streamStore?.identity();
   const owned = options.connection === undefined;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(config)));
   let worker: Worker;
@@ -146,6 +158,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
           ...(userTools !== undefined ? { userTools } : {}),
           ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
           ...(tracing !== undefined ? { spans: tracing.agentSpans, tracing: true } : {}),
+          ...(options.streamStore !== undefined ? { streamStore: options.streamStore } : {}),
+          ...(options.streamRetentionMs !== undefined ? { streamRetentionMs: options.streamRetentionMs } : {}),
         }),
         // Its workflow interceptors are already in the bundle (tracing-interceptors.ts): it adds the rest.
         ...(tracing !== undefined ? [tracing.plugin] : []),
@@ -159,7 +173,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Sessio
   }
   let registration: Promise<VersionRegistration> | undefined;
   const register = (): Promise<VersionRegistration> =>
-    (registration ??= registerVersion(connection.workflowService, config.namespace, version, worker.options.identity));
+    (registration ??= registerVersion(connection.workflowService, config.namespace, version, worker.options.identity).then(async (registered) => {
+      // Said on the version, where an HTTP service looks to check it reads the store this build writes to.
+      if (streamIdentity !== undefined) await advertiseStreamStore(connection.workflowService, config.namespace, version, streamIdentity, worker.options.identity);
+      return registered;
+    }));
   return {
     worker,
     taskQueue: config.taskQueue,

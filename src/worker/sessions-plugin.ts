@@ -1,5 +1,5 @@
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
+import { Runtime, type BundleOptions, type ReplayWorkerOptions, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { McpPool } from '../../activities/mcp-pool';
 import { packageVersion } from '../config/package-version';
 import { createAgentActivities, type AgentActivitiesOptions } from '../../activities/agent-activities';
@@ -21,7 +21,15 @@ export { POLICY_CONSTANT, TRACING_CONSTANT } from './policy-bundler';
  * receives the workflow's spans; the interceptors are in every bundle either way, so the build id
  * does not change with it).
  */
-export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> & Pick<ForkActivitiesOptions, 'cacheDir'> & { tracing?: boolean };
+export type AgentSessionsPluginOptions = Omit<AgentActivitiesOptions, 'policy'> &
+  Pick<ForkActivitiesOptions, 'cacheDir'> & {
+    tracing?: boolean;
+    /** How long the stream store keeps words (default 60 minutes): the worker, the store's one writer, sweeps older ones while it runs. */
+    streamRetentionMs?: number;
+  };
+
+/** How often a worker sweeps the stream store, at most. */
+const SWEEP_EVERY_MS = 60_000;
 
 /**
  * The Temporal plugin that makes a worker an agent-sessions worker: it registers the session
@@ -43,7 +51,7 @@ export class AgentSessionsPlugin extends SimplePlugin {
   constructor(policy: TodoPolicy, options: AgentSessionsPluginOptions = {}) {
     assertTodoPolicy(policy, 'AgentSessionsPlugin');
     const fixed: TodoPolicy = { allowParallelInProgress: policy.allowParallelInProgress };
-    const { cacheDir, tracing, ...agent } = options;
+    const { cacheDir, tracing, streamRetentionMs, ...agent } = options;
     // One pool of MCP connections per worker, closed when the worker stops (runWorker below).
     const servers = agent.agent?.mcpServers ?? [];
     const mcp = servers.length > 0 ? new McpPool(servers, undefined, packageVersion()) : undefined;
@@ -58,15 +66,28 @@ export class AgentSessionsPlugin extends SimplePlugin {
     this.policy = fixed;
     this.tracing = tracing === true;
     this.mcp = mcp;
+    this.streamStore = agent.streamStore;
+    this.streamRetentionMs = streamRetentionMs ?? 60 * 60_000;
   }
+
+  private readonly streamStore: AgentActivitiesOptions['streamStore'];
+  private readonly streamRetentionMs: number;
 
   /** The worker's MCP servers, when it has any. */
   readonly mcp: McpPool | undefined;
 
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const store = this.streamStore;
+    const retention = this.streamRetentionMs;
+    // Words older than the retention are dropped by the store's one writer, while it runs; a failed sweep is tried at the next.
+    const sweep = (): void => void store?.sweep(retention).catch((error: Error) => Runtime.instance().logger.warn(`the stream store's retention sweep failed (${error.message}); it is tried again in a minute`));
+    const sweeper = store !== undefined ? setInterval(sweep, Math.min(SWEEP_EVERY_MS, Math.max(1000, retention / 4))) : undefined;
+    sweeper?.unref();
+    sweep();
     try {
       await super.runWorker(worker, next);
     } finally {
+      clearInterval(sweeper);
       // Stops the stdio servers this worker started; an HTTP server's connection is let go.
       await this.mcp?.close();
     }

@@ -9,7 +9,7 @@ import { startHttpServer, type HttpServer } from '../../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import type { TodoItem, TodoPolicy } from '../../src/todo';
 import { ANSWERS, MESSAGES, RELEASE_LIST, agentTestScript } from '../fixtures/agent-script';
-import { ROOT, connectClient, runTemporalCli, startWorker, todo, uniqueId, type TestWorker } from '../helpers';
+import { ROOT, connectClient, runTemporalCli, startWorker, testStreamStore, todo, uniqueId, type TestWorker } from '../helpers';
 import { inMemoryTracing } from '../tracing-helpers';
 import { CHROMIUM, LAUNCH_ARGS, VIEWPORT, ensureChromium } from './chromium';
 
@@ -41,11 +41,11 @@ before(async () => {
   model = await startModelServer({ script: withStory(withHostileConversation(agentTestScript())), streaming: { tokensPerSecond: 40 } });
   worker = await startWorker(policy, taskQueue, { agent: { baseUrl: model.url, apiKey: () => 'scripted', approveTools: ['read_file'], workspace: ROOT } });
   client = await connectClient(taskQueue);
-  server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy });
-  tokenServer = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, token });
+  server = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, streamStore: testStreamStore() });
+  tokenServer = await startHttpServer({ port: 0, host: '127.0.0.1', client, policy, token, streamStore: testStreamStore() });
   const { tracing } = inMemoryTracing();
   tracedClient = await connectClient(taskQueue, { plugins: [tracing.clientPlugin] });
-  tracedServer = await startHttpServer({ port: 0, host: '127.0.0.1', client: tracedClient, policy, tracing, traceUrl: TRACE_URL });
+  tracedServer = await startHttpServer({ port: 0, host: '127.0.0.1', client: tracedClient, policy, tracing, traceUrl: TRACE_URL, streamStore: testStreamStore() });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
 });
 

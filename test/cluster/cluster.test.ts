@@ -205,7 +205,7 @@ const noCompose = spawnSync('docker', ['compose', 'version']).status === 0 ? und
 test('the same Temporal server renders the shared configuration with docker compose\'s environment, as the image loads it', { skip: noCompose, timeout: FIRST_START_MS }, async (t) => {
   const config = spawnSync('docker', ['compose', '--project-directory', ROOT, 'config', '--format', 'json'], {
     cwd: ROOT,
-    env: { ...process.env, POSTGRES_PASSWORD: 'compose-secret', AGENT_SESSIONS_TOKEN: 'token' },
+    env: { ...process.env, POSTGRES_PASSWORD: 'compose-secret', STREAM_STORE_PASSWORD: 'streamsecret', AGENT_SESSIONS_TOKEN: 'token' },
     encoding: 'utf8',
   });
   assert.equal(config.status, 0, config.stderr);

@@ -5,7 +5,7 @@ import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
 import { startModelServer, type ModelServer, type ScriptJson } from '../../src/model-server';
 import type { LiveAnswer, ModelStreamEvent } from '../../src/session/model-stream';
-import { connectClient, replaySession, temporalAddress, until, uniqueId } from '../helpers';
+import { connectClient, replaySession, temporalAddress, testStreamStore, until, uniqueId } from '../helpers';
 import { killStrays, startWorkerProcess } from './fault-helpers';
 
 const TASK = 'Explain the outage';
@@ -39,10 +39,12 @@ test('a worker SIGKILLed while the model streams: readers get a reset and then t
   const taskQueue = uniqueId('stream-kill');
   const address = await temporalAddress();
   model = await startModelServer({ script: SCRIPT, streaming: { tokensPerSecond: 20 } });
-  const env = { OPENAI_BASE_URL: model.url, AGENT_SESSIONS_MODEL: 'scripted', AGENT_SESSIONS_NUDGE: 'false' };
+  // The worker processes write to the store this process reads (its location is in their environment).
+  const streamStore = testStreamStore();
+  const env = { OPENAI_BASE_URL: model.url, AGENT_SESSIONS_MODEL: 'scripted', AGENT_SESSIONS_NUDGE: 'false', AGENT_SESSIONS_STREAM_STORE: process.env.AGENT_SESSIONS_STREAM_STORE! };
   const first = await startWorkerProcess(address, taskQueue, 60_000, env);
   client = await connectClient(taskQueue);
-  http = await startHttpServer({ client, port: 0 });
+  http = await startHttpServer({ client, port: 0, streamStore });
   const sessionId = uniqueId('outage');
   await client.start(sessionId);
 

@@ -2,13 +2,18 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { openSse, type SseEvent } from '../../bench/sse-client';
-import { openStream, readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { readStream, streamEnd, streamPublisher, type SessionClient, type StreamEntry } from '../../src/client';
 import { startHttpServer } from '../../src/http/server';
 import { historyEventsJson, type ExportedHistory } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
-import { STREAM_ID_SUFFIX, streamWorkflowId, type ModelStreamEvent } from '../../src/session/model-stream';
+import type { ModelStreamEvent } from '../../src/session/model-stream';
+import { openStreamStore, StreamStoreError } from '../../src/streams';
 import type { TodoPolicy } from '../../src/todo';
-import { runCli, startTestBed, startWorker, until, uniqueId, useTestBed } from '../helpers';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, startTestBed, testStreamStore, until, uniqueId, useTestBed } from '../helpers';
 
 const POLICY: TodoPolicy = { allowParallelInProgress: false };
 
@@ -206,24 +211,24 @@ describe('streaming the model’s words', () => {
     assert.match(ready.note ?? '', /offset 1000001 is past the end of this stream/);
   });
 
-  test('a stream is never a session: not listed, not in the tree, and its id can never be a session’s', async () => {
+  test('streaming starts no workflow: the words go to the stream store, and Temporal holds the session alone', async () => {
     await bed.ready;
     const sessionId = await runTurn(bed.client);
-    const stream = await bed.client.temporal.workflow.getHandle(streamWorkflowId(sessionId)).describe();
-    assert.equal(stream.type, 'sessionStream');
+    // The companion stream workflow of earlier releases (`<id>/~stream`) is never started.
+    await assert.rejects(bed.client.temporal.workflow.getHandle(`${sessionId}/~stream`).describe(), WorkflowNotFoundError);
     const listed = await bed.client.list();
     assert.ok(listed.some((session) => session.id === sessionId));
-    assert.ok(!listed.some((session) => session.id.endsWith(STREAM_ID_SUFFIX)), 'no stream is listed');
     assert.deepEqual((await bed.client.tree(sessionId)).children, []);
-    await assert.rejects(bed.client.spawnSubagent(sessionId, { name: '~stream' }), /name must be 1-64 letters/);
-    await assert.rejects(bed.client.start(`${sessionId}${STREAM_ID_SUFFIX}`), /cannot contain it/);
+    const range = await testStreamStore().range(sessionId);
+    assert.equal(range.first, 0);
+    assert.ok(range.next > 3, `the turn's words are in the store: ${JSON.stringify(range)}`);
   });
 
   test('the stream passes the guards every route passes: no token, 401; a Host the service does not answer to, 421', async () => {
     await bed.ready;
     const sessionId = uniqueId('guarded');
     await bed.client.start(sessionId);
-    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 'stream-token' });
+    const guarded = await startHttpServer({ client: bed.client, port: 0, token: 'stream-token', streamStore: testStreamStore() });
     try {
       const path = `/sessions/${encodeURIComponent(sessionId)}/stream`;
       const without = await openSse(guarded.url + path);
@@ -246,20 +251,21 @@ describe('streaming the model’s words', () => {
     }
   });
 
-  test('a stream left quiet closes, and the next one goes on from the offset where it ended: an old offset reads as a gap, never as other words', { timeout: 60_000 }, async () => {
+  test('words older than the retention are swept, offsets go on from where they were, and an old offset reads as a gap, never as other words', { timeout: 60_000 }, async () => {
     await bed.ready;
-    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('quiet'), idleMs: 1000 };
-    const call = 'run/1';
+    const target = { store: testStreamStore(), sessionId: uniqueId('swept') };
     const publisher = streamPublisher(target);
-    publisher.publish({ type: 'start', call, attempt: 1 }, true);
-    publisher.publish({ type: 'text', call, attempt: 1, text: 'first life' }, true);
-    publisher.publish({ type: 'end', call, attempt: 1, outcome: 'completed' }, true);
+    publisher.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
+    publisher.publish({ type: 'text', call: 'run/1', attempt: 1, text: 'old words' }, true);
+    publisher.publish({ type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' }, true);
     await publisher.close();
-    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
-    const closed = await until('the quiet stream to close', async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined), 30_000, { everyMs: 250 });
-    assert.equal(closed, true);
-    assert.deepEqual(await handle.result(), { nextOffset: 3 });
-    assert.equal(await streamEnd(target), 3, 'the next life begins where the last one ended');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A sweep with a retention of 10 ms: everything written before it is past it (the worker sweeps
+    // every stream with its retention; this one, only its own: other tests read the same store).
+    const swept = await target.store.sweep(10, [target.sessionId]);
+    assert.ok(swept >= 3, `swept ${swept}`);
+    assert.deepEqual(await target.store.range(target.sessionId), { first: 3, next: 3 });
+    assert.equal(await streamEnd(target), 3, 'the next words go on from offset 3');
     const again = streamPublisher(target);
     again.publish({ type: 'start', call: 'run/2', attempt: 1 }, true);
     await again.close();
@@ -275,102 +281,78 @@ describe('streaming the model’s words', () => {
     ]);
   });
 
-  test('a stream drops publish signals that are not batches and refuses polls that are not polls, with its first workflow task or later, and its words still come in order', { timeout: 90_000 }, async () => {
+  test('a malformed row never stops a reader: it comes as a `malformed` event with its offset, and the words after it come in order', { timeout: 60_000 }, async () => {
     await bed.ready;
-    // A queue no worker polls yet: what is sent first waits for the stream's first workflow task,
-    // where the SDK hands it to the first handler registered.
-    const taskQueue = uniqueId('junk-queue');
-    const target = { client: bed.client.temporal, taskQueue, sessionId: uniqueId('junk') };
-    await openStream(target);
-    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
-    // What any Temporal client can send; each of these threw in the library's handler and failed every task of the stream.
-    const junk: unknown[] = [
-      null,
-      'words',
-      {},
-      { items: 'words', publisher_id: '', sequence: 0 },
-      { items: [{ topic: 'model', data: '!!not base64!!' }], publisher_id: '', sequence: 0 },
-      { items: [{}], publisher_id: 'p', sequence: 1 },
-      { items: [], publisher_id: 'p', sequence: 'one' },
-    ];
-    const sendJunk = async (): Promise<void> => {
-      for (const input of junk) await handle.signal('__temporal_workflow_stream_publish', input);
-    };
-    const refusedPolls = (): Array<Promise<void>> =>
-      ([
-        [{ from_offset: 0 }, /topics must be a list/],
-        [{ topics: [], from_offset: -1 }, /from_offset must be a whole number/],
-        [null, /must carry an object/],
-      ] as const).map(([input, problem]) =>
-        assert.rejects(handle.executeUpdate('__temporal_workflow_stream_poll', { args: [input] }), (error: Error) => {
-          assert.match(String((error.cause as Error | undefined)?.message), problem);
-          return true;
-        }),
-      );
-    const taskFailures = async (): Promise<number> => ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes != null).length;
+    const store = testStreamStore();
+    const sessionId = uniqueId('junk');
+    await bed.client.start(sessionId);
+    const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`;
+    const reading = readEvents(url, {}, (events) => events.some((event) => event.event === 'end'), 30_000);
+    // Readers come before the first words: the first append wakes them.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await store.append(sessionId, { call: 'run/1', attempt: 1, events: [{ type: 'start', call: 'run/1', attempt: 1 }] });
+    // What no model call writes: not an object, an unknown type, a field of the wrong type, an attempt of 0.
+    await store.append(sessionId, { call: 'run/1', attempt: 1, events: ['words', null, { type: 'shout', call: 'run/1', attempt: 1 }, { type: 'text', call: 'run/1', attempt: 1, text: 7 }, { type: 'text', call: 'run/1', attempt: 0, text: 'x' }] });
+    await store.append(sessionId, { call: 'run/1', attempt: 1, events: [{ type: 'text', call: 'run/1', attempt: 1, text: 'still here' }, { type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' }] });
+    const { events } = await reading;
+    assert.deepEqual(
+      events.map((event) => [event.event, event.id]),
+      [['ready', null], ['start', '0'], ...[1, 2, 3, 4, 5].map((k) => ['malformed', String(k)]), ['text', '6'], ['end', '7']],
+    );
+    assert.match(JSON.parse(events[2]!.data).error, /entry 1 of the stream is not a model event; it is passed over/);
+  });
 
-    await sendJunk();
-    const early = streamPublisher(target);
-    early.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
-    await early.close();
-    const earlyPolls = refusedPolls();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const worker = await startWorker(POLICY, taskQueue);
+  test('an HTTP service that reads another stream store than the workers write to is refused at start, naming both and the setting', { timeout: 60_000 }, async () => {
+    await bed.ready;
+    const other = openStreamStore({ location: join(mkdtempSync(join(tmpdir(), 'agent-sessions-other-store-')), 'streams.sqlite') });
     try {
-      await Promise.all(earlyPolls);
-      await sendJunk();
-      await Promise.all(refusedPolls());
-      assert.equal(await taskFailures(), 0, 'no workflow task of the stream failed');
-      const accepted = ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes != null);
-      assert.equal(accepted.length, 0, 'the refused polls left no trace');
-      const late = streamPublisher(target);
-      late.publish({ type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' }, true);
-      await late.close();
-      const read: StreamEntry[] = [];
-      for await (const entry of readStream(target, 0, { signal: AbortSignal.timeout(20_000) })) {
-        read.push(entry);
-        if (read.length === 2) break;
-      }
-      assert.deepEqual(read, [
-        { kind: 'event', offset: 0, event: { type: 'start', call: 'run/1', attempt: 1 } satisfies ModelStreamEvent },
-        { kind: 'event', offset: 1, event: { type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' } satisfies ModelStreamEvent },
-      ]);
-      assert.equal(await taskFailures(), 0);
+      await assert.rejects(startHttpServer({ client: bed.client, port: 0, streamStore: other }), (error: Error) => {
+        assert.ok(error instanceof StreamStoreError);
+        assert.equal(error.code, 'stream-store-mismatch');
+        assert.match(
+          error.message,
+          /^the workers of deployment \S+ \(build \S+\) write the model's words to the stream store .+, but this process reads .+other-store.+streams\.sqlite, another store: set AGENT_SESSIONS_STREAM_STORE to the same store for the workers and the HTTP service$/,
+        );
+        return true;
+      });
     } finally {
-      await worker.stop();
+      await other.close();
     }
   });
 
-  test('a stream that grows continues as new, carrying only its newest entries: older offsets read as a gap, the newest come whole and in order', { timeout: 180_000 }, async () => {
+  test('hundreds of SSE readers of one session cost the store one wait at a time, and each gets every event once, in order', { timeout: 120_000 }, async () => {
     await bed.ready;
-    const target = { client: bed.client.temporal, taskQueue: bed.taskQueue, sessionId: uniqueId('growing') };
-    const handle = bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId));
-    // 6 MB of words: past the 4 MB at which Temporal suggests continuing as new.
-    const ENTRIES = 750;
-    const piece = (k: number): string => `${String(k).padStart(4, '0')} ${'w'.repeat(8 * 1024 - 5)}`;
-    const publisher = streamPublisher(target);
-    for (let k = 0; k < ENTRIES; k++) {
-      publisher.publish({ type: 'text', call: 'run/1', attempt: 1, text: piece(k) }, true);
-      if (k % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 10));
+    const store = testStreamStore();
+    const sessionId = uniqueId('crowd');
+    await bed.client.start(sessionId);
+    const url = `${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`;
+    const READERS = 300;
+    // Every reader is in (its `ready` came) before the first words.
+    const connections = await Promise.all(Array.from({ length: READERS }, () => openSse(url)));
+    for (const connection of connections) assert.equal((await connection.events.next()).value?.event, 'ready');
+    const readings = connections.map(async (connection) => {
+      const events: SseEvent[] = [];
+      for await (const event of connection.events) {
+        events.push(event);
+        if (event.event === 'end') break;
+      }
+      connection.close();
+      return { events };
+    });
+    const publisher = streamPublisher({ store, sessionId }, { batchMs: 20 });
+    publisher.publish({ type: 'start', call: 'run/1', attempt: 1 }, true);
+    for (let k = 0; k < 40; k++) {
+      publisher.publish({ type: 'text', call: 'run/1', attempt: 1, text: `w${k} ` }, true);
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    publisher.publish({ type: 'end', call: 'run/1', attempt: 1, outcome: 'completed' }, true);
     await publisher.close();
-    const firstRun = (await bed.client.temporal.workflow.getHandle(streamWorkflowId(target.sessionId)).describe()).raw.workflowExecutionInfo?.firstRunId;
-    await until('the stream to continue as new', async () => ((await handle.describe()).runId !== firstRun ? true : undefined), 60_000, { everyMs: 500 });
-    assert.equal(await streamEnd(target), ENTRIES, 'offsets go on across runs');
-    const stop = new AbortController();
-    const read: StreamEntry[] = [];
-    for await (const entry of readStream(target, 0, { signal: stop.signal })) {
-      read.push(entry);
-      if (entry.kind === 'event' && entry.offset === ENTRIES - 1) stop.abort();
+    const all = await Promise.all(readings);
+    for (const { events } of all) {
+      const ids = events.filter((event) => event.id !== null).map((event) => Number(event.id));
+      assert.deepEqual(ids, Array.from({ length: 42 }, (_, k) => k));
     }
-    const [gap, ...kept] = read;
-    assert.equal(gap?.kind, 'gap');
-    const from = (gap as Extract<StreamEntry, { kind: 'gap' }>).to;
-    assert.ok(from > 0 && kept.length === ENTRIES - from && kept.length * 8 * 1024 <= 600 * 1024, `${kept.length} entries carried, from offset ${from}`);
-    assert.deepEqual(
-      kept.map((entry) => (entry.kind === 'event' && entry.event.type === 'text' ? [entry.offset, entry.event.text.slice(0, 4)] : entry)),
-      kept.map((_, k) => [from + k, String(from + k).padStart(4, '0')]),
-    );
+    assert.equal(store.stats().peakWaits.get(sessionId), 1, `${READERS} readers, one wait on the store at a time`);
   });
 
   test('chat --stream prints the words as they come (the answer on stdout, a tool call’s name as soon as it is known); --no-stream prints what it always did', { timeout: 120_000 }, async () => {

@@ -19,12 +19,12 @@ function composeUnavailable(): string | undefined {
 
 const skip = composeUnavailable();
 /** The secrets the stack requires from the environment. */
-const SECRETS = { POSTGRES_PASSWORD: 'test-only', AGENT_SESSIONS_TOKEN: 'test-token' };
+const SECRETS = { POSTGRES_PASSWORD: 'test-only', AGENT_SESSIONS_TOKEN: 'test-token', STREAM_STORE_PASSWORD: 'streamonly' };
 
 function compose(args: string[], vars: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Only what the test passes may shape the result, not the caller's shell.
-  for (const name of ['POSTGRES_PASSWORD', 'POSTGRES_USER', 'ALLOW_PARALLEL_IN_PROGRESS', 'TEMPORAL_NAMESPACE', 'AGENT_SESSIONS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'AGENT_SESSIONS_TRACE_URL']) delete env[name];
+  for (const name of ['POSTGRES_PASSWORD', 'STREAM_STORE_PASSWORD', 'POSTGRES_USER', 'ALLOW_PARALLEL_IN_PROGRESS', 'TEMPORAL_NAMESPACE', 'AGENT_SESSIONS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'AGENT_SESSIONS_TRACE_URL']) delete env[name];
   const result = spawnSync('docker', ['compose', '--project-directory', root, '-f', join(root, 'docker-compose.yml'), ...args], {
     cwd: root,
     env: { ...env, ...vars },
@@ -105,7 +105,7 @@ test('the worker\'s parallel policy is set explicitly and follows ALLOW_PARALLEL
 });
 
 test('the HTTP service needs its token from the environment, publishes on loopback only and has a health check', { skip }, () => {
-  const missing = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only' });
+  const missing = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only', STREAM_STORE_PASSWORD: 'streamonly' });
   assert.notEqual(missing.status, 0);
   assert.match(missing.stderr, /AGENT_SESSIONS_TOKEN/);
   const http = services(SECRETS)["http"] as ComposeService & { healthcheck?: { test?: string[] } };
@@ -113,6 +113,21 @@ test('the HTTP service needs its token from the environment, publishes on loopba
   assert.equal(http.environment?.['AGENT_SESSIONS_TOKEN'], 'test-token');
   assert.ok(http.healthcheck?.test?.join(' ').includes('/healthz'));
   assert.ok((http.ports ?? []).every((port) => port.host_ip === '127.0.0.1'));
+});
+
+test("the workers and the HTTP service share the stream store, a database of its own in the compose PostgreSQL with a user of its own, made before either starts", { skip }, () => {
+  const missing = compose(['config', '--quiet'], { POSTGRES_PASSWORD: 'test-only', AGENT_SESSIONS_TOKEN: 'test-token' });
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /STREAM_STORE_PASSWORD/);
+  const all = services(SECRETS);
+  const url = 'postgres://agent_sessions_streams:streamonly@postgresql:5432/agent_sessions_streams';
+  for (const name of ['worker', 'http']) {
+    const service = all[name] as ComposeService & { depends_on?: Record<string, { condition: string }> };
+    assert.equal(service.environment?.['AGENT_SESSIONS_STREAM_STORE'], url, name);
+    assert.equal(service.depends_on?.['stream-store-db']?.condition, 'service_completed_successfully', name);
+  }
+  const job = all['stream-store-db'] as ComposeService & { command?: string[] };
+  assert.match(job.command?.join('\n') ?? '', /CREATE DATABASE agent_sessions_streams OWNER agent_sessions_streams/);
 });
 
 test('the Temporal server reads the configuration files `agent-sessions cluster` runs with, mounted where the image looks', { skip }, () => {

@@ -82,9 +82,9 @@ layer('workflows', {
     '../src/config/temporal-config',
     '../src',
     '../activities/model',
-    '@temporalio/workflow-streams/client',
+    '@temporalio/workflow-streams/workflow',
   ],
-  allowed: ['@temporalio/workflow', '@temporalio/common', '@temporalio/workflow-streams/workflow', './messages', '../src/todo/workflow-api', '../src/todo', '../src/session/x'],
+  allowed: ['@temporalio/workflow', '@temporalio/common', './messages', '../src/todo/workflow-api', '../src/todo', '../src/session/x'],
 });
 
 test('workflows/ may import activities as types only, with either form of import type', async () => {

@@ -250,6 +250,21 @@ describe('the agent loop', () => {
     }
   });
 
+  test('AGENT_SESSIONS_STREAM_STORE is a SQLite file in the data folder unless set, a path from the working folder, or a postgres:// URL whose password never shows', () => {
+    assert.equal(load({}).streams.location, join(CWD, 'data', 'streams.sqlite'));
+    assert.equal(load({ AGENT_SESSIONS_DATA_DIR: '/srv/state' }).streams.location, join('/srv/state', 'streams.sqlite'));
+    assert.equal(load({ AGENT_SESSIONS_STREAM_STORE: 'words/streams.db' }).streams.location, join(CWD, 'words', 'streams.db'));
+    const postgres = load({ AGENT_SESSIONS_STREAM_STORE: 'postgres://streams:s3cret@db:5432/words', AGENT_SESSIONS_STREAM_POOL: '4', AGENT_SESSIONS_STREAM_RETENTION_MINUTES: '5' });
+    assert.equal(postgres.streams.location, 'postgres://streams:s3cret@db:5432/words');
+    assert.equal(postgres.streams.poolSize, 4);
+    assert.equal(postgres.streams.retentionMinutes, 5);
+    assert.doesNotMatch(JSON.stringify(postgres), /s3cret/);
+    assert.deepEqual([load({}).streams.poolSize, load({}).streams.retentionMinutes], [10, 60]);
+    assertRefused({ AGENT_SESSIONS_STREAM_STORE: 'redis://cache:6379' }, 'AGENT_SESSIONS_STREAM_STORE must be a postgres:// URL or the path of a SQLite file, got a redis: URL');
+    assertRefused({ AGENT_SESSIONS_STREAM_POOL: '0' }, (message) => message.startsWith('AGENT_SESSIONS_STREAM_POOL must be an integer from 1 to 1000'));
+    assertRefused({ AGENT_SESSIONS_STREAM_RETENTION_MINUTES: 'soon' }, (message) => message.startsWith('AGENT_SESSIONS_STREAM_RETENTION_MINUTES must be'));
+  });
+
   test('AGENT_SESSIONS_APPROVE_TOOLS lists tool names OpenAI accepts or patterns of them, once each; unset, every MCP tool; none, nothing', () => {
     assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: 'shell, write_file,shell,' }).agent.approveTools, ['shell', 'write_file']);
     assert.deepEqual(load({ AGENT_SESSIONS_APPROVE_TOOLS: 'mcp__fs__write_*,mcp__git__*' }).agent.approveTools, ['mcp__fs__write_*', 'mcp__git__*']);

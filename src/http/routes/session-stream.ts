@@ -27,7 +27,7 @@ const OFFSET = new RegExp(OFFSET_PATTERN);
  * from its first word (or the next words when none is in progress). Entries the stream no longer
  * holds come as one `gap`; a problem reading the stream as `problem` (the reading goes on).
  */
-export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s }: { reader: SessionReader; hub: StreamHub; schemas: ApiSchemas }): void {
+export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s }: { reader: SessionReader; hub: StreamHub | undefined; schemas: ApiSchemas }): void {
   app.openapi(
     createRoute({
       method: 'get',
@@ -56,7 +56,11 @@ export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s 
         const write = (message: Parameters<typeof stream.writeSSE>[0]): void => {
           queue = queue.then(() => stream.writeSSE(message)).catch(() => undefined);
         };
-        const stop = hub.subscribe(sessionId, start, {
+        if (hub === undefined) {
+          write({ event: 'ready', data: JSON.stringify({ sessionId, from: 0, end: 0 }) });
+          write({ event: 'problem', data: JSON.stringify({ error: NO_STORE, code: 'stream-store-setting' }) });
+        }
+        const stop = (hub ?? NO_HUB).subscribe(sessionId, start, {
           onStart: ({ from: first, end }) => {
             const note =
               typeof start === 'number' && start > first
@@ -82,6 +86,12 @@ export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s 
     },
   );
 }
+
+/** What a reader is told by a service started without a stream store. */
+const NO_STORE = 'this HTTP service was started without a stream store, so it has no words to send: start it with the store the workers write to (AGENT_SESSIONS_STREAM_STORE, or the streamStore option)';
+
+/** The hub of a service without a store: nobody to send anything. */
+const NO_HUB: Pick<StreamHub, 'subscribe'> = { subscribe: () => () => undefined };
 
 /** `text` as a stream offset, or a 400 naming `what` and the value. */
 function offsetOf(what: string, text: string): number {
