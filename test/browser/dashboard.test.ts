@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, afterEach, before, describe, test, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { SessionClient } from '../../src/client';
 import { startHttpServer, type HttpServer } from '../../src/http/server';
@@ -47,6 +47,13 @@ before(async () => {
   tracedClient = await connectClient(taskQueue, { plugins: [tracing.clientPlugin] });
   tracedServer = await startHttpServer({ port: 0, host: '127.0.0.1', client: tracedClient, policy, tracing, traceUrl: TRACE_URL, streamStore: testStreamStore() });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
+});
+
+// Each test's pages are closed when it ends: a live page left open keeps its connections to the
+// service and animates its in-progress marks (software-rendered here), and a dozen of them took
+// both cores of a 2-core machine, so later tests ran out of time waiting for their own pages.
+afterEach(async () => {
+  await Promise.all(contexts.splice(0).map((context) => context.close().catch(() => undefined)));
 });
 
 after(async () => {
