@@ -221,8 +221,13 @@ test('the dev server keeps its state in the SQLite file across restarts', async 
   // The Web UI is served, and reaches the server.
   const page = await fetch(first.uiUrl!);
   assert.equal(page.status, 200);
-  const namespaces = (await (await fetch(`${first.uiUrl!}/api/v1/namespaces`)).json()) as { namespaces: Array<{ namespaceInfo: { name: string } }> };
-  assert.ok(namespaces.namespaces.some((n) => n.namespaceInfo.name === 'agents'), JSON.stringify(namespaces).slice(0, 300));
+  // The UI answers its page before its API reaches the server's frontend: ask until it lists the namespace.
+  let namespaces: { namespaces?: Array<{ namespaceInfo: { name: string } }> } = {};
+  for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 250))) {
+    namespaces = (await (await fetch(`${first.uiUrl!}/api/v1/namespaces`)).json()) as typeof namespaces;
+    if (namespaces.namespaces?.some((n) => n.namespaceInfo.name === 'agents')) break;
+  }
+  assert.ok(namespaces.namespaces?.some((n) => n.namespaceInfo.name === 'agents'), JSON.stringify(namespaces).slice(0, 300));
   // The server's log goes to its file, beside the state.
   assert.equal(first.logFile, `${dbFile}.log`);
 

@@ -57,9 +57,15 @@ test('the compose file is valid once its secrets are set', { skip }, () => {
 });
 
 test('the compose file refuses to run without a PostgreSQL password and says which variable', { skip }, () => {
-  const result = compose(['config', '--quiet'], { AGENT_SESSIONS_TOKEN: 'test-token' });
+  const result = compose(['config', '--quiet'], { AGENT_SESSIONS_TOKEN: 'test-token', STREAM_STORE_PASSWORD: SECRETS.STREAM_STORE_PASSWORD });
   assert.notEqual(result.status, 0);
   assert.match(result.stderr, /POSTGRES_PASSWORD/);
+});
+
+test("the compose file refuses to run without the stream store's password and says which variable", { skip }, () => {
+  const result = compose(['config', '--quiet'], { AGENT_SESSIONS_TOKEN: 'test-token', POSTGRES_PASSWORD: SECRETS.POSTGRES_PASSWORD });
+  assert.notEqual(result.status, 0);
+  assert.match(result.stderr, /STREAM_STORE_PASSWORD/);
 });
 
 test('the compose stack runs the one Temporal server release the dev server and the cluster run', () => {
