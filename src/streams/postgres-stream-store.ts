@@ -82,21 +82,15 @@ export class PostgresStreamStore implements StreamStore {
       await client.query(sql.ENSURE_STREAM, [stream, now]);
       // The stream's row is the lock: two attempts of a call writing at once take turns.
       const row = (await client.query<{ next_offset: string; call: string; attempt: number }>(`${sql.SELECT_STREAM} FOR UPDATE`, [stream])).rows[0]!;
+      const plan = sql.planAppend(stream, row, batch, now);
       let result: AppendResult;
-      if (row.call === batch.call && batch.attempt < row.attempt) {
-        result = { kind: 'stale', attempt: row.attempt };
+      if (plan.kind === 'stale') {
+        result = plan;
       } else {
-        const first = Number(row.next_offset);
-        const bodies = batch.events.map((event) => JSON.stringify(event));
-        for (let at = 0; at < bodies.length; at += sql.INSERT_ROWS) {
-          const slice = bodies.slice(at, at + sql.INSERT_ROWS);
-          await client.query(sql.insertChunks(slice.length), slice.flatMap((body, k) => [stream, first + at + k, batch.attempt, body, now]));
-        }
-        const next = first + bodies.length;
-        await client.query(sql.ADVANCE_STREAM, [stream, next, batch.call, batch.attempt, now]);
+        for (const statement of plan.statements) await client.query(statement.text, statement.params);
         // Delivered when the transaction commits, never before: a woken reader finds the rows.
-        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, `${next} ${stream}`]);
-        result = { kind: 'appended', first, next };
+        await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, `${plan.next} ${stream}`]);
+        result = { kind: 'appended', first: plan.first, next: plan.next };
       }
       await client.query('COMMIT');
       this.appends++;

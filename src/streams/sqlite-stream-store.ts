@@ -86,17 +86,12 @@ export class SqliteStreamStore implements StreamStore {
     try {
       this.prepare(sql.ENSURE_STREAM).run(stream, now);
       const row = this.prepare(sql.SELECT_STREAM).get(stream) as { next_offset: number; call: string; attempt: number };
-      if (row.call === batch.call && batch.attempt < row.attempt) {
-        result = { kind: 'stale', attempt: row.attempt };
+      const plan = sql.planAppend(stream, row, batch, now);
+      if (plan.kind === 'stale') {
+        result = plan;
       } else {
-        const first = Number(row.next_offset);
-        const bodies = batch.events.map((event) => JSON.stringify(event));
-        for (let at = 0; at < bodies.length; at += sql.INSERT_ROWS) {
-          const slice = bodies.slice(at, at + sql.INSERT_ROWS);
-          this.prepare(sql.insertChunks(slice.length)).run(...slice.flatMap((body, k) => [stream, first + at + k, batch.attempt, body, now]));
-        }
-        this.prepare(sql.ADVANCE_STREAM).run(stream, first + bodies.length, batch.call, batch.attempt, now);
-        result = { kind: 'appended', first, next: first + bodies.length };
+        for (const statement of plan.statements) this.prepare(statement.text).run(...(statement.params as Array<string | number>));
+        result = { kind: 'appended', first: plan.first, next: plan.next };
       }
       this.db.exec('COMMIT');
     } catch (error) {

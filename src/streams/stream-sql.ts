@@ -24,6 +24,31 @@ export const ENSURE_STREAM = "INSERT INTO streams (stream, next_offset, call, at
 export const SELECT_STREAM = 'SELECT next_offset, call, attempt FROM streams WHERE stream = $1';
 export const ADVANCE_STREAM = 'UPDATE streams SET next_offset = $2, call = $3, attempt = $4, updated_at = $5 WHERE stream = $1';
 
+/** The statements one append runs after reading its stream's row, or why it writes nothing. */
+export type AppendPlan =
+  | { kind: 'stale'; attempt: number }
+  | { kind: 'appended'; first: number; next: number; statements: Array<{ text: string; params: unknown[] }> };
+
+/**
+ * What appending `batch` to `stream` does, given the stream's row as the transaction read it: the
+ * one rule of both backends. A batch of an attempt older than the newest one the store saw for its
+ * call is stale; otherwise its entries are inserted from the row's next offset (one multi-row
+ * insert per {@link INSERT_ROWS}) and the row moves on to the batch's call and attempt.
+ */
+export function planAppend(stream: string, row: { next_offset: unknown; call: string; attempt: number }, batch: { call: string; attempt: number; events: readonly unknown[] }, now: number): AppendPlan {
+  if (row.call === batch.call && batch.attempt < row.attempt) return { kind: 'stale', attempt: row.attempt };
+  const first = Number(row.next_offset);
+  const bodies = batch.events.map((event) => JSON.stringify(event));
+  const statements: Array<{ text: string; params: unknown[] }> = [];
+  for (let at = 0; at < bodies.length; at += INSERT_ROWS) {
+    const slice = bodies.slice(at, at + INSERT_ROWS);
+    statements.push({ text: insertChunks(slice.length), params: slice.flatMap((body, k) => [stream, first + at + k, batch.attempt, body, now]) });
+  }
+  const next = first + bodies.length;
+  statements.push({ text: ADVANCE_STREAM, params: [stream, next, batch.call, batch.attempt, now] });
+  return { kind: 'appended', first, next, statements };
+}
+
 /** One multi-row insert of `rows` entries: `(stream, chunk_offset, attempt, body, written_at)` each. */
 export function insertChunks(rows: number): string {
   const values = Array.from({ length: rows }, (_, k) => `($${k * 5 + 1}, $${k * 5 + 2}, $${k * 5 + 3}, $${k * 5 + 4}, $${k * 5 + 5})`);
