@@ -19,7 +19,7 @@
  * - Readers: 1,000 SSE readers of one session, each checked to get every event once, in order,
  *   and what they cost the store (its most waits on that session at one time).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { temporal as proto } from '@temporalio/proto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -123,14 +123,7 @@ async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<WorkerProcess
   let said = '';
   worker.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
   worker.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
-  const stop = async (): Promise<void> => {
-    if (worker.exitCode !== null || worker.signalCode !== null) return;
-    const gone = new Promise((resolve) => worker.once('exit', resolve));
-    worker.kill('SIGTERM');
-    const timer = setTimeout(() => worker.kill('SIGKILL'), 30_000);
-    await gone;
-    clearTimeout(timer);
-  };
+  const stop = (): Promise<void> => stopChild(worker);
   for (const deadline = Date.now() + 120_000; !/worker polling/.test(said); ) {
     if (worker.exitCode !== null || Date.now() > deadline) {
       await stop();
@@ -269,16 +262,7 @@ async function startLoadProcesses(bench: Bench, prefix: string): Promise<LoadPro
   };
   const children: ChildProcessWithoutNullStreams[] = [];
   const stopAll = async (): Promise<void> => {
-    await Promise.all(
-      children.map(async (child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const gone = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        await gone;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(children.map(stopChild));
   };
   try {
     const drivers = spawn(process.execPath, ['--import', 'tsx', join('scripts', 'stream-load.ts')], {
@@ -570,4 +554,14 @@ export async function measureStreaming(bench: Bench): Promise<MeasurementResult>
     await Promise.allSettled(workers.map((worker) => worker.stop()));
     await model.close();
   }
+}
+
+/** Stops a child process: SIGTERM, then SIGKILL if it has not exited 30 s later; at once if it already has. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await gone;
+  clearTimeout(timer);
 }
