@@ -329,7 +329,11 @@ describe('streaming the model’s words', () => {
     const READERS = 300;
     // Every reader is in (its `ready` came) before the first words.
     const connections = await Promise.all(Array.from({ length: READERS }, () => openSse(url)));
-    for (const connection of connections) assert.equal((await connection.events.next()).value?.event, 'ready');
+    for (const connection of connections) {
+      assert.equal(connection.status, 200, `a reader was answered ${connection.status}: ${connection.body ?? ''}`);
+      const first = await connection.events.next();
+      assert.equal(first.value?.event, 'ready', `a reader's first event: ${JSON.stringify(first)}`);
+    }
     const readings = connections.map(async (connection) => {
       const events: SseEvent[] = [];
       for await (const event of connection.events) {
