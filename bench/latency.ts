@@ -3,12 +3,15 @@
  * next to a no-op query. Every iteration runs each compared call once, sequentially, in a
  * rotating order, so the machine's noise falls on all of them alike.
  */
-import { acceptTodoWrite } from '../src/todo';
+import { randomUUID } from 'node:crypto';
+import { acceptTodoWrite, type TodoWriteArgs } from '../src/todo';
 import { applySessionEvent, INITIAL_SESSION_STATE, writeResult, type SessionState } from '../src/session';
+import { todoWriteUpdate } from '../workflows/messages';
 import { BARE_WORKFLOW_TYPE } from './baseline-workflows';
 import { pcts, type MeasurementResult, type Row } from './report';
 import { calls, closeAll, describeBundles, interleaved, listJsonBytes, POLICY, todoList, type Bench } from './setup';
 import { summarize, type Summary } from './stats';
+import { unindexedQueue } from './unindexed-bundle';
 
 const SIZES = [3, 30, 300] as const;
 /** `todo_write` and `todos` next to the versioned bare worker's no-op update and query (issue 31: Temporal's floor). */
@@ -50,17 +53,23 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
   const notes: string[] = [];
   const figures: Record<string, unknown> = { parameters: { sizes: SIZES, measuredPerCall: measured, iterationsPerWorkflow: block, warmupPerWorkflow: warmup, target: TARGET } };
 
+  // Our sessions on a bench-only bundle without the search-attribute upsert: what the upsert costs, measured beside the rest.
+  const unindexed = await unindexedQueue(bench);
+  const unindexedPlain = (id: string, args: TodoWriteArgs): Promise<unknown> =>
+    unindexed.sessions.temporal.workflow.getHandle(id).executeUpdate(todoWriteUpdate, { args: [args], updateId: randomUUID() });
   for (const size of SIZES) {
-    const names = ['oursWithStart', 'bareWithStart', 'oursPlain', 'barePlain', 'bareEmptyPlain'] as const;
-    const samples: Record<(typeof names)[number], number[]> = { oursWithStart: [], bareWithStart: [], oursPlain: [], barePlain: [], bareEmptyPlain: [] };
+    const names = ['oursWithStart', 'bareWithStart', 'oursPlain', 'barePlain', 'bareEmptyPlain', 'unindexedPlain'] as const;
+    const samples: Record<(typeof names)[number], number[]> = { oursWithStart: [], bareWithStart: [], oursPlain: [], barePlain: [], bareEmptyPlain: [], unindexedPlain: [] };
     let step = 0;
     while (samples.oursWithStart.length < measured) {
       const sid = bench.id(`lat${size}`);
       const bid = bench.id(`lat${size}-bare`);
       const fid = bench.id(`lat${size}-floor`);
-      // Create all three first (not timed): update-with-start creates the first two.
+      const uid = bench.id(`lat${size}-unindexed`);
+      // Create all four first (not timed): update-with-start creates all but the floor.
       await Promise.all([
         c.oursWithStart(sid, todoList(size, step)),
+        unindexed.sessions.todoWrite(uid, todoList(size, step)),
         c.bareWithStart(bid, todoList(size, step)),
         bench.temporal.workflow.start(BARE_WORKFLOW_TYPE, { workflowId: fid, taskQueue: bench.bareQueue, args: [] }),
       ]);
@@ -73,13 +82,14 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
             () => c.oursPlain(sid, args),
             () => c.barePlain(bid, args),
             () => c.barePlain(fid),
+            () => unindexedPlain(uid, args),
           ],
           i,
         );
         if (i < warmup) continue;
         names.forEach((name, k) => samples[name].push(times[k]!));
       }
-      await closeAll(bench, { sessions: [sid], bare: [bid, fid] });
+      await Promise.all([closeAll(bench, { sessions: [sid], bare: [bid, fid] }), unindexed.sessions.close(uid)]);
       bench.progress(`latency ${size} items: ${samples.oursWithStart.length}/${measured}`);
     }
     const s = Object.fromEntries(names.map((name) => [name, summarize(samples[name])])) as Record<(typeof names)[number], Summary>;
@@ -92,6 +102,14 @@ export async function measureLatency(bench: Bench): Promise<MeasurementResult> {
       { measurement: `${size} items, update-with-start`, ours: pcts(s.oursWithStart), baseline: pcts(s.bareWithStart), ratio: withStart, target: `≤ ${TARGET}× p50`, met: withStart <= TARGET },
       { measurement: `${size} items, executeUpdate`, ours: pcts(s.oursPlain), baseline: pcts(s.barePlain), ratio: plain, target: `≤ ${TARGET}× p50`, met: plain <= TARGET },
       { measurement: `${size} items, executeUpdate vs empty no-op`, ours: pcts(s.oursPlain), baseline: pcts(s.bareEmptyPlain), ratio: s.oursPlain.p50 / s.bareEmptyPlain.p50, target: '—', met: null },
+      {
+        measurement: `${size} items, executeUpdate without the upsert (bench-only)`,
+        ours: pcts(s.unindexedPlain),
+        baseline: pcts(s.barePlain),
+        ratio: s.unindexedPlain.p50 / s.barePlain.p50,
+        target: '—',
+        met: null,
+      },
     );
     for (const [shape, ratio, ours, bare] of [
       ['update-with-start', withStart, s.oursWithStart, s.bareWithStart],

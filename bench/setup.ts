@@ -69,7 +69,7 @@ export interface Bench {
    * for it, for a measurement whose sessions must not mix with the others' (a listing counts
    * every session of its queue). `options.worker.agent` gives its worker's agent loop a model
    * (and its settings), `options.worker.tracing` its tracing, `options.worker.tools` the user's
-   * own tools, `options.client.plugins` the client's. Closed with the bench, or earlier with `stop`.
+   * own tools, `options.worker.plugins` its plugins (a bench-only bundle), `options.client.plugins` the client's. Closed with the bench, or earlier with `stop`.
    */
   openQueue(prefix: string, options?: QueueOptions): Promise<{ taskQueue: string; sessions: SessionClient; stop(): Promise<void> }>;
   close(): Promise<void>;
@@ -77,7 +77,7 @@ export interface Bench {
 
 /** What a queue of its own runs with beyond the defaults: the worker's agent settings, tracing and own tools, the client's plugins. */
 export interface QueueOptions {
-  worker?: Pick<CreateWorkerOptions, 'agent' | 'tracing' | 'tools'>;
+  worker?: Pick<CreateWorkerOptions, 'agent' | 'tracing' | 'tools' | 'plugins'>;
   client?: Pick<SessionClientOptions, 'plugins'>;
 }
 
