@@ -7,6 +7,10 @@ const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
 const compiled = join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
+// V8's compiled code of every module the command loads is kept on disk (NODE_COMPILE_CACHE, else
+// Node's folder under the system's temporary folder) and reused by the next command: most of a
+// short command's start-up is compiling @temporalio/client and gRPC, the same code every time.
+require('node:module').enableCompileCache?.();
 if (require('../scripts/require-node.cjs').rerunOnNewNode()) {
   // The same command runs again on a new enough Node; this process only waits for it.
 } else if (existsSync(compiled) && process.env.AGENT_SESSIONS_FROM_SOURCE !== '1') {

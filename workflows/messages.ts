@@ -3,7 +3,7 @@
  * its input and result types. Importing this file does not import the workflow, so any client
  * can use it. Wire names are what other Temporal clients (the `temporal` CLI, other SDKs) use.
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from './message-definitions';
 import type { TodoCounts, TodoItem, TodoList, TodoWriteArgs } from '../src/todo';
 import type { SessionInput, SessionSnapshot, SubagentSpawnInput, TodoWriteResult } from '../src/session';
 import type { ToolDecisionInput, UserMessageInput } from '../src/session/agent-requests';

@@ -1,5 +1,5 @@
 import { defaultPayloadConverter } from '@temporalio/common';
-import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type * as ProtoUtils from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import {
   closeUpdate,
@@ -58,7 +58,7 @@ export function parseHistory(json: string | unknown): History {
     throw new Error('the history must be a JSON object with an "events" array, as `temporal workflow show --output json` prints');
   }
   try {
-    return historyFromJSON(value);
+    return protoUtils().historyFromJSON(value);
   } catch (error) {
     throw new Error(`the history's events cannot be read: ${(error as Error).message}`);
   }
@@ -66,7 +66,17 @@ export function parseHistory(json: string | unknown): History {
 
 /** The JSON form of a history, the same that `temporal workflow show --output json` prints. */
 export function historyToJson(history: History): HistoryJson {
-  return JSON.parse(historyToJSON(history)) as HistoryJson;
+  return JSON.parse(protoUtils().historyToJSON(history)) as HistoryJson;
+}
+
+/**
+ * The SDK's history JSON converters, loaded when a history is first read or written: they load
+ * the protobuf JSON machinery (5 ms), which a client that never handles a history (the CLI's
+ * `todos`) must not pay for at start-up.
+ */
+function protoUtils(): typeof ProtoUtils {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when first needed (above)
+  return require('@temporalio/common/lib/proto-utils') as typeof ProtoUtils;
 }
 
 /**
