@@ -385,6 +385,24 @@ export class SessionClient {
     return this.queried(sessionId, wire.todosQuery);
   }
 
+  /**
+   * Resolves when a session of this id exists, running or closed, asking Temporal alone: no
+   * worker has to answer, so it holds while the session's workers are down or busy (what a reader
+   * of the session's word stream needs before it opens).
+   *
+   * @throws SessionNotFoundError when no workflow has the id, or the one that has it is not a session.
+   */
+  async assertExists(sessionId: string): Promise<void> {
+    await this.call(
+      sessionId,
+      async (handle) => {
+        const described = await handle.describe();
+        if (described.type !== wire.SESSION_WORKFLOW_TYPE) throw new SessionNotFoundError(sessionId);
+      },
+      'read',
+    );
+  }
+
   /** Turn, list, counts, version, parent and children of the session. Works on closed sessions. */
   async session(sessionId: string): Promise<SessionSnapshot> {
     return this.queried(sessionId, wire.sessionQuery);

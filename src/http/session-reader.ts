@@ -11,6 +11,7 @@ import { withTimeLimit } from './time-limit';
  */
 export class SessionReader {
   private readonly inFlight = new Map<string, Promise<SessionSnapshot>>();
+  private readonly existing = new Map<string, Promise<void>>();
   private readonly watches = new Map<string, Watch>();
   private readonly closing = new AbortController();
 
@@ -38,6 +39,29 @@ export class SessionReader {
         this.closing.signal,
       ).finally(() => this.inFlight.delete(sessionId));
       this.inFlight.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Resolves when the session exists (running or closed), from Temporal alone: no worker answers
+   * it, so it holds while the session's workers are down or busy. Concurrent calls for one session
+   * share a single look, under the same time limit as a read.
+   *
+   * @throws SessionNotFoundError when there is no such session.
+   * @throws SessionTimeoutError when no answer came within the time limit.
+   */
+  exists(sessionId: string): Promise<void> {
+    let pending = this.existing.get(sessionId);
+    if (pending === undefined) {
+      pending = withTimeLimit(
+        this.client.temporal.connection,
+        this.timeoutMs,
+        () => this.client.assertExists(sessionId),
+        () => new SessionTimeoutError(sessionId),
+        this.closing.signal,
+      ).finally(() => this.existing.delete(sessionId));
+      this.existing.set(sessionId, pending);
     }
     return pending;
   }

@@ -9,6 +9,7 @@ import { historyEventsJson, type ExportedHistory } from '../../src/history';
 import type { ScriptJson } from '../../src/model-server';
 import type { ModelStreamEvent } from '../../src/session/model-stream';
 import { openStreamStore, StreamStoreError } from '../../src/streams';
+import { SESSION_WORKFLOW_TYPE } from '../../workflows/messages';
 import type { TodoPolicy } from '../../src/todo';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -209,6 +210,25 @@ describe('streaming the model’s words', () => {
     const ready = JSON.parse(ahead.events[0]!.data) as { from: number; note?: string };
     assert.equal(ahead.events[0]!.event, 'ready');
     assert.match(ready.note ?? '', /offset 1000001 is past the end of this stream/);
+  });
+
+  test('the stream of a session no worker serves opens all the same (Temporal alone says it exists), and a workflow that is not a session is 404', { timeout: 60_000 }, async () => {
+    await bed.ready;
+    const nobody = `nobody-polls-${uniqueId('queue')}`;
+    const sessionId = uniqueId('unserved');
+    await bed.client.temporal.workflow.start(SESSION_WORKFLOW_TYPE, { workflowId: sessionId, taskQueue: nobody, args: [{}] });
+    const other = uniqueId('not-a-session');
+    await bed.client.temporal.workflow.start('somethingElse', { workflowId: other, taskQueue: nobody, args: [] });
+    try {
+      const { status, events } = await readEvents(`${bed.http.url}/sessions/${encodeURIComponent(sessionId)}/stream`, {}, (seen) => seen.length >= 1, 20_000);
+      assert.equal(status, 200);
+      assert.equal(events[0]?.event, 'ready');
+      const refused = await openSse(`${bed.http.url}/sessions/${encodeURIComponent(other)}/stream`);
+      assert.equal(refused.status, 404);
+      assert.equal(JSON.parse(refused.body!).code, 'session-not-found');
+    } finally {
+      await Promise.all([sessionId, other].map((id) => bed.client.temporal.workflow.getHandle(id).terminate('test over')));
+    }
   });
 
   test('streaming starts no workflow: the words go to the stream store, and Temporal holds the session alone', async () => {

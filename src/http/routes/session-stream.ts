@@ -50,7 +50,9 @@ export function sessionStreamRoutes(app: OpenAPIHono, { reader, hub, schemas: s 
       // Both are checked when both are given, though Last-Event-ID wins: a malformed one is refused.
       const fromOffset = from !== undefined ? offsetOf('from', from) : undefined;
       const start: StreamStart = lastEventId !== undefined ? offsetOf('Last-Event-ID', lastEventId) + 1 : (fromOffset ?? 'current');
-      await reader.read(sessionId); // 404 / 503 / 504 before the stream starts
+      // 404 / 503 / 504 before the stream starts. Temporal alone answers it, not the session's
+      // worker: the words are in the stream store, readable while the workers are down or busy.
+      await reader.exists(sessionId);
       return streamSSE(c, async (stream) => {
         let queue = Promise.resolve();
         const write = (message: Parameters<typeof stream.writeSSE>[0]): void => {
