@@ -1,8 +1,8 @@
 /**
  * A bundler plugin, for the bench alone: builds the session workflows with
  * `bench/unindexed-session-index.ts` in place of `workflows/session-index.ts`, so sessions make no
- * search-attribute upserts. The throughput measurement runs it as a third side next to ours and
- * the bare workflow, to measure what the upsert costs rather than guess it.
+ * search-attribute upserts. The latency and throughput measurements run it as a third side next
+ * to ours and the bare workflow, to measure what the upsert costs rather than guess it.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
