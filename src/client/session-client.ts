@@ -736,13 +736,33 @@ export class SessionClient {
       const failed = lastTask?.workflowTaskFailedEventAttributes;
       if (failed) return new SessionBrokenError(sessionId, failed.failure?.message?.split('\n')[0]?.slice(0, 400) ?? undefined, pending.attempt ?? 2, pendingUpdateId);
     }
-    const { pollers } = await service.describeTaskQueue({
-      namespace,
-      taskQueue: { name: described.taskQueue },
-      taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    });
-    if ((pollers ?? []).length === 0) return new NoWorkerError(sessionId, described.taskQueue, pendingUpdateId);
+    if (!(await this.anyPoller(described.taskQueue))) return new NoWorkerError(sessionId, described.taskQueue, pendingUpdateId);
     return undefined;
+  }
+
+  /**
+   * Whether any worker has polled the workflow task queue lately. Temporal's answer for a task
+   * queue names the pollers of its root partition alone, and a queue has several (4 by default):
+   * a worker that started a moment ago may so far have polled only the others. So when the root
+   * names none, the other partitions of the default layout are asked too (a partition that does
+   * not exist names none).
+   */
+  private async anyPoller(taskQueue: string): Promise<boolean> {
+    const service = this.temporal.connection.workflowService;
+    const namespace = this.temporal.options.namespace;
+    const pollersOf = async (name: string): Promise<number> => {
+      const { pollers } = await service.describeTaskQueue({
+        namespace,
+        taskQueue: { name, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return (pollers ?? []).length;
+    };
+    if ((await pollersOf(taskQueue)) > 0) return true;
+    const others = await Promise.all(
+      Array.from({ length: DEFAULT_TASK_QUEUE_PARTITIONS - 1 }, (_, k) => pollersOf(`/_sys/${taskQueue}/${k + 1}`).catch(() => 0)),
+    );
+    return others.some((count) => count > 0);
   }
 
   /** The library error a Temporal error means, found by its type and gRPC code, never its text. */
@@ -791,6 +811,9 @@ export class SessionClient {
     return error;
   }
 }
+
+/** How many partitions a Temporal task queue has unless its server is configured otherwise (`matching.numTaskqueueReadPartitions`). */
+const DEFAULT_TASK_QUEUE_PARTITIONS = 4;
 
 /** Whether a call changes a session (its outcome matters if no answer comes) or only reads it. */
 type CallKind = 'change' | 'read';
