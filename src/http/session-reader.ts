@@ -29,18 +29,7 @@ export class SessionReader {
    * @throws SessionTimeoutError when no answer came within the time limit (the query is cancelled).
    */
   read(sessionId: string): Promise<SessionSnapshot> {
-    let pending = this.inFlight.get(sessionId);
-    if (pending === undefined) {
-      pending = withTimeLimit(
-        this.client.temporal.connection,
-        this.timeoutMs,
-        () => this.client.session(sessionId),
-        () => new SessionTimeoutError(sessionId),
-        this.closing.signal,
-      ).finally(() => this.inFlight.delete(sessionId));
-      this.inFlight.set(sessionId, pending);
-    }
-    return pending;
+    return this.shared(this.inFlight, sessionId, () => this.client.session(sessionId));
   }
 
   /**
@@ -52,16 +41,19 @@ export class SessionReader {
    * @throws SessionTimeoutError when no answer came within the time limit.
    */
   exists(sessionId: string): Promise<void> {
-    let pending = this.existing.get(sessionId);
+    return this.shared(this.existing, sessionId, () => this.client.assertExists(sessionId));
+  }
+
+  /**
+   * The call in flight for `sessionId` in `inFlight`, or `call` started under the reader's time
+   * limit (cancelled past it, failing with `session-timeout`) and kept there until it settles.
+   */
+  private shared<T>(inFlight: Map<string, Promise<T>>, sessionId: string, call: () => Promise<T>): Promise<T> {
+    let pending = inFlight.get(sessionId);
     if (pending === undefined) {
-      pending = withTimeLimit(
-        this.client.temporal.connection,
-        this.timeoutMs,
-        () => this.client.assertExists(sessionId),
-        () => new SessionTimeoutError(sessionId),
-        this.closing.signal,
-      ).finally(() => this.existing.delete(sessionId));
-      this.existing.set(sessionId, pending);
+      const limited = withTimeLimit(this.client.temporal.connection, this.timeoutMs, call, () => new SessionTimeoutError(sessionId), this.closing.signal);
+      pending = limited.finally(() => inFlight.delete(sessionId));
+      inFlight.set(sessionId, pending);
     }
     return pending;
   }
