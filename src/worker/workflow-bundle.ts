@@ -5,8 +5,8 @@ import { bundleWorkflowCode, type BundleOptions, type BundlerPlugin, type Workfl
 import { userCacheDir } from '../config/paths';
 import { assertTodoPolicy, type TodoPolicy } from '../todo';
 import { packagePath, type BuildInput } from './build-id';
-import { policyBundler } from './policy-bundler';
-import { forkCapturePath, preloadedModulePaths, tracingInterceptorsPath, workflowsPath } from './workflows-path';
+import { policyBundler, withPolicyDefined } from './policy-bundler';
+import { forkCapturePath, workflowsPath } from './workflows-path';
 
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -43,12 +43,13 @@ interface CachedBundle {
 
 /**
  * What shapes a bundle beside its files: the interceptor modules it registers and the modules it
- * preloads. A bundle built with another recipe (an older release of this package, say, that
- * preloaded nothing) is built again, though every file it read is unchanged.
+ * preloads, read from the options it is built with once the policy plugin has shaped them. A
+ * bundle built with another recipe (an older release of this package, say, that preloaded
+ * nothing) is built again, though every file it read is unchanged.
  */
-function bundleRecipe(variant: BundleVariant): string {
-  const interceptors = [...(variant.forkCapture === true ? [forkCapturePath()] : []), tracingInterceptorsPath()];
-  return JSON.stringify({ interceptors: interceptors.map(packagePath), preload: preloadedModulePaths().map(packagePath) });
+function bundleRecipe(base: BundleOptions, policy: TodoPolicy, tracing: boolean): string {
+  const shaped = withPolicyDefined(base, policy, tracing);
+  return JSON.stringify({ interceptors: (shaped.workflowInterceptorModules ?? []).map(packagePath), preload: (shaped.preloadModules ?? []).map(packagePath) });
 }
 
 const inProcess = new Map<string, Promise<WorkflowBundle>>();
@@ -117,8 +118,9 @@ export function bundleCacheFile(policy: TodoPolicy, cacheDir: string = userCache
 
 async function loadOrBuild(policy: TodoPolicy, cacheDir: string, variant: BundleVariant): Promise<WorkflowBundle> {
   const file = bundleCacheFile(policy, cacheDir, variant);
-  const forkCapture = variant.forkCapture === true;
-  const recipe = bundleRecipe(variant);
+  const tracing = variant.tracing === true;
+  const base: BundleOptions = { workflowsPath: workflowsPath(), ...(variant.forkCapture === true ? { workflowInterceptorModules: [forkCapturePath()] } : {}) };
+  const recipe = bundleRecipe(base, policy, tracing);
   const cached = readCached(file, recipe);
   if (cached !== undefined) return withInputs({ code: cached.code }, cached.files);
 
@@ -144,12 +146,7 @@ async function loadOrBuild(policy: TodoPolicy, cacheDir: string, variant: Bundle
       };
     },
   };
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: workflowsPath(),
-    ...(forkCapture ? { workflowInterceptorModules: [forkCapturePath()] } : {}),
-    logger: quietLogger,
-    plugins: [policyBundler(policy, variant.tracing === true), recordInputs],
-  });
+  const { code } = await bundleWorkflowCode({ ...base, logger: quietLogger, plugins: [policyBundler(policy, tracing), recordInputs] });
   const entry: CachedBundle = { code, files: files.map((path) => [path, sha256(readFileSync(path))]), recipe };
   try {
     mkdirSync(join(cacheDir, 'bundles'), { recursive: true });
